@@ -1,0 +1,44 @@
+# Third-party packages, all from Debian 12 (env/setup.sh installs them).
+find_package(MPI REQUIRED COMPONENTS CXX)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Threads REQUIRED)
+
+if(HPCTRAIN_WITH_TORCH)
+  # Debian's LibTorch 1.13 (CPU); a LibTorch 2.x CUDA distribution works via CMAKE_PREFIX_PATH.
+  find_package(Torch REQUIRED)
+  message(STATUS "hpctrain: LibTorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}")
+endif()
+
+# NCCL backend: on whenever CUDA and NCCL are present. Only the CUDA runtime and
+# NCCL are linked; no device code is compiled, so nvcc is not needed.
+set(HPCTRAIN_HAVE_NCCL OFF)
+if(HPCTRAIN_WITH_NCCL)
+  if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include)
+    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib)
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      add_library(hpctrain_nccl INTERFACE)
+      target_include_directories(hpctrain_nccl SYSTEM INTERFACE ${NCCL_INCLUDE_DIR})
+      target_link_libraries(hpctrain_nccl INTERFACE ${NCCL_LIBRARY} CUDA::cudart)
+      set(HPCTRAIN_HAVE_NCCL ON)
+    endif()
+  endif()
+endif()
+message(STATUS "hpctrain: NCCL backend ${HPCTRAIN_HAVE_NCCL}")
+
+# Every LibTorch-using library links through this, which also shares one
+# precompiled <torch/torch.h> so the heavy header is parsed once per build.
+if(HPCTRAIN_WITH_TORCH)
+  add_library(hpctrain_torch_pch STATIC ${PROJECT_SOURCE_DIR}/cmake/torch_pch.cpp)
+  target_link_libraries(hpctrain_torch_pch PUBLIC torch PRIVATE hpctrain_warnings)
+  target_precompile_headers(hpctrain_torch_pch PRIVATE <torch/torch.h>)
+  function(hpctrain_use_torch target)
+    target_link_libraries(${target} PRIVATE torch)
+    target_precompile_headers(${target} REUSE_FROM hpctrain_torch_pch)
+  endfunction()
+endif()

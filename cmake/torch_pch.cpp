@@ -1,0 +1,1 @@
+// Anchors the shared LibTorch precompiled header (see cmake/Dependencies.cmake).

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package hpctrain needs to build, run and test.
+# Safe to run repeatedly: apt skips what is already there, and the BLAS
+# alternative is only switched when it does not already point at OpenBLAS.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build ccache git pkg-config
+  # trainer
+  libtorch-dev libopenblas0-openmp
+  mpich libmpich-dev
+  libhdf5-dev hdf5-tools
+  libsentencepiece-dev
+  # config, jobgen, CLI, logging
+  libtomlplusplus-dev libkainjow-mustache-dev
+  libcli11-dev libspdlog-dev nlohmann-json3-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # the real SLURM cluster the cluster tests bring up
+  slurmctld slurmd slurm-client munge iproute2 util-linux procps
+)
+
+if [[ $(id -u) -ne 0 ]]; then
+  sudo_cmd=(sudo)
+else
+  sudo_cmd=()
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  # The SLURM daemons are started by the test harness, never by the package
+  # scripts: policy-rc.d keeps apt from launching them on a machine without systemd.
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#packages[@]} packages already installed"
+fi
+
+# LibTorch resolves libblas.so.3 through Debian's alternatives; make sure it is
+# OpenBLAS (openmp flavour), never the ~30x slower reference BLAS.
+arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+for lib in libblas.so.3 liblapack.so.3; do
+  want=/usr/lib/$arch/openblas-openmp/$lib
+  link=/usr/lib/$arch/$lib
+  if [[ -e $want && $(readlink -f "$link") != "$(readlink -f "$want")" ]]; then
+    "${sudo_cmd[@]}" update-alternatives --set "$lib-$arch" "$want"
+  fi
+  echo "setup: $lib -> $(readlink -f "$link")"
+done

@@ -1,0 +1,44 @@
+// hpctrain: the trainer binary. Parses the command line, runs one subcommand,
+// and turns any escaping exception into one error line and a non-zero exit.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/doctor_command.h"
+#include "cli/hostnames_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"hpctrain: data-parallel language-model training for SLURM clusters"};
+  app.require_subcommand(1);
+
+  std::string expression;
+  auto* hostnames = app.add_subcommand("hostnames", "Expand a SLURM hostlist, one host per line (as scontrol)");
+  hostnames->add_option("EXPR", expression, "hostlist expression, e.g. 'node[01-03,7],gpu-a[1-2]'")->required();
+
+  hpctrain::cli::DoctorOptions doctor_options;
+  double timeout_s = 300;
+  bool no_bandwidth = false;
+  auto* doctor = app.add_subcommand("doctor", "Bootstrap as training would, print what was resolved, measure busbw");
+  doctor->add_option("--timeout", timeout_s, "collective timeout in seconds")->check(CLI::PositiveNumber);
+  doctor->add_option("--min-bytes", doctor_options.min_bytes, "smallest allreduce size")->check(CLI::PositiveNumber);
+  doctor->add_option("--max-bytes", doctor_options.max_bytes, "largest allreduce size")->check(CLI::PositiveNumber);
+  doctor->add_flag("--no-bandwidth", no_bandwidth, "skip the allreduce bandwidth table");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*hostnames) {
+      hpctrain::cli::run_hostnames(expression, std::cout);
+    } else if (*doctor) {
+      doctor_options.collective_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+      doctor_options.bandwidth = !no_bandwidth;
+      hpctrain::cli::run_doctor(doctor_options);
+    }
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "hpctrain: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

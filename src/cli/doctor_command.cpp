@@ -1,0 +1,99 @@
+#include "cli/doctor_command.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "cluster/environment.h"
+#include "cluster/hostlist.h"
+#include "comm/allreduce_bandwidth.h"
+#include "comm/consensus.h"
+#include "comm/world.h"
+#include "runtime/blas.h"
+#include "runtime/threads.h"
+
+namespace hpctrain::cli {
+namespace {
+
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "single";
+    case MPI_THREAD_FUNNELED: return "funneled";
+    case MPI_THREAD_SERIALIZED: return "serialized";
+    case MPI_THREAD_MULTIPLE: return "multiple";
+    default: return "unknown";
+  }
+}
+
+// One machine-readable line per rank: the cluster tests parse these.
+std::string rank_line(const comm::World& world) {
+  const auto& iface = world.interface();
+  const std::string iface_addr =
+      iface.address ? fmt::format("{}/{}", iface.address->address.to_string(), iface.address->prefix_len) : "-";
+  return fmt::format("rank={} world={} local={}/{} host={} head={} head_addr={} iface={} iface_addr={} reason=\"{}\"",
+                     world.rank(), world.size(), world.local_rank(), world.local_size(),
+                     world.hosts()[static_cast<std::size_t>(world.rank())], world.head().host,
+                     world.head().address.to_string(), iface.name, iface_addr, iface.reason);
+}
+
+void print_summary(const comm::World& world, const runtime::ThreadPlan& plan, const runtime::BlasInfo& blas) {
+  const std::set<std::string> distinct(world.hosts().begin(), world.hosts().end());
+  fmt::print("hpctrain doctor\n");
+  std::string launcher = cluster::to_string(world.launcher());
+  if (const auto& s = world.slurm()) {
+    launcher += fmt::format(" (SLURM job {}, {} task{} on {}, restart {})", s->job_id, s->num_tasks,
+                            s->num_tasks == 1 ? "" : "s", cluster::compress_hostlist(s->nodes), s->restart_count);
+  }
+  fmt::print("  launcher   {}\n", launcher);
+  fmt::print("  ranks      {} on {} host{}\n", world.size(), distinct.size(), distinct.size() == 1 ? "" : "s");
+  fmt::print("  head node  {} ({}) at {}\n", world.head().host, world.head().source, world.head().address.to_string());
+  fmt::print("  interface  rank 0: {}: {}\n", world.interface().name, world.interface().reason);
+  fmt::print("  backend    mpi ({}), thread level {}, collective timeout {} s\n",
+             handles::MpiRuntime::library_version(), thread_level_name(world.mpi_thread_level()),
+             std::chrono::duration_cast<std::chrono::seconds>(world.collective_timeout()).count());
+  fmt::print("  threads    torch {}, OpenBLAS {} ({})\n", runtime::torch_threads(), blas.threads, plan.source);
+  fmt::print("  BLAS       {}{}\n", blas.library, blas.openblas ? fmt::format(" ({})", blas.config) : "");
+  if (!blas.openblas)
+    fmt::print("  WARNING    LibTorch is not on OpenBLAS: expect ~30x slower matmuls (run env/setup.sh)\n");
+}
+
+void print_bandwidth(const std::vector<comm::BandwidthRow>& rows, int ranks) {
+  fmt::print("\n# allreduce, fp32 sum, in place, {} rank{}; time = mean per op on the slowest rank\n", ranks,
+             ranks == 1 ? "" : "s");
+  fmt::print("# algbw = size / time; busbw = algbw * 2(n-1)/n (nccl-tests definitions); GB/s = 1e9 B/s\n");
+  fmt::print("#{:>11} {:>10} {:>6} {:>11} {:>10} {:>10} {:>7}\n", "size(B)", "count", "iters", "time(us)", "algbw",
+             "busbw", "#wrong");
+  for (const auto& r : rows) {
+    fmt::print(" {:>11} {:>10} {:>6} {:>11.1f} {:>10.3f} {:>10.3f} {:>7}\n", r.bytes, r.count, r.iterations,
+               r.seconds * 1e6, r.algbw, r.busbw, r.wrong);
+  }
+}
+
+}  // namespace
+
+void run_doctor(const DoctorOptions& options) {
+  const auto env = cluster::Environment::current();
+  comm::World world(env, comm::WorldOptions{options.collective_timeout});
+
+  const runtime::ThreadPlan plan = runtime::plan_threads(env, world.local_size());
+  runtime::apply_threads(plan.threads);
+  const runtime::BlasInfo blas = runtime::describe_blas();
+
+  const auto lines = comm::allgather_strings(world.comm(), rank_line(world), 2048);
+  if (world.rank() == 0) {
+    print_summary(world, plan, blas);
+    fmt::print("\n");
+    for (const auto& line : lines) fmt::print("{}\n", line);
+    std::fflush(stdout);
+  }
+  if (options.bandwidth) {
+    const auto rows = comm::measure_allreduce(world.comm(), options.min_bytes, options.max_bytes);
+    if (world.rank() == 0) print_bandwidth(rows, world.size());
+    std::size_t wrong = 0;
+    for (const auto& r : rows) wrong += r.wrong;
+    if (wrong != 0) throw comm::BootstrapError(fmt::format("allreduce produced {} wrong elements", wrong));
+  }
+  world.comm().barrier();
+}
+
+}  // namespace hpctrain::cli

@@ -1,0 +1,20 @@
+// `hpctrain doctor`: bootstraps exactly as training would, prints what was
+// resolved (ranks, hosts, head node, interface, backend, threads, BLAS), then
+// measures allreduce bandwidth.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+namespace hpctrain::cli {
+
+struct DoctorOptions {
+  std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
+  std::size_t min_bytes = std::size_t{4} << 10;
+  std::size_t max_bytes = std::size_t{64} << 20;
+  bool bandwidth = true;
+};
+
+void run_doctor(const DoctorOptions& options);
+
+}  // namespace hpctrain::cli

@@ -1,0 +1,239 @@
+// Hostlist grammar, following Slurm 22.05 (src/common/hostlist.c):
+//  - tokens are separated by commas or whitespace outside brackets;
+//  - a token's LAST bracket group is its range list, and nothing may follow it
+//    ("x[1-3]y" and "tux[1-2]-ib" are rejected);
+//  - earlier bracket groups inside the token's prefix form a product, outer first
+//    ("rack[1-2]n[1-3]" is six hosts, "a[1-2]-b[3-4]" four);
+//  - a range's zero padding is the width of its low bound ("n[08-10]").
+// We are stricter than Slurm in one place: unbalanced or nested brackets are an
+// error, where Slurm silently produces a mangled name.
+#include "cluster/hostlist.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "cluster/error.h"
+
+namespace hpctrain::cluster {
+namespace {
+
+// Slurm refuses ranges larger than this (MAX_RANGE in hostlist.c).
+constexpr unsigned long kMaxRangeHosts = 64UL * 1024UL;
+// A guard against expressions that would expand to millions of names.
+constexpr std::size_t kMaxHosts = 1UL << 20;
+
+struct Range {
+  unsigned long lo = 0;
+  unsigned long hi = 0;
+  int width = 0;
+};
+
+[[noreturn]] void reject(std::string_view expression, const std::string& why) {
+  throw ClusterError(fmt::format("invalid hostlist '{}': {}", expression, why));
+}
+
+bool is_separator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n'; }
+
+std::vector<std::string_view> split_tokens(std::string_view expression) {
+  std::vector<std::string_view> tokens;
+  int depth = 0;
+  std::size_t start = std::string_view::npos;
+  for (std::size_t i = 0; i < expression.size(); ++i) {
+    const char c = expression[i];
+    if (c == '[') {
+      if (depth > 0) reject(expression, fmt::format("nested '[' at column {}", i + 1));
+      ++depth;
+    } else if (c == ']') {
+      if (depth == 0) reject(expression, fmt::format("']' without '[' at column {}", i + 1));
+      --depth;
+    }
+    if (depth == 0 && is_separator(c)) {
+      if (start != std::string_view::npos) tokens.push_back(expression.substr(start, i - start));
+      start = std::string_view::npos;
+    } else if (start == std::string_view::npos) {
+      start = i;
+    }
+  }
+  if (depth != 0) reject(expression, "'[' is never closed");
+  if (start != std::string_view::npos) tokens.push_back(expression.substr(start));
+  return tokens;
+}
+
+unsigned long parse_bound(std::string_view expression, std::string_view digits) {
+  unsigned long value = 0;
+  const auto* end = digits.data() + digits.size();
+  auto [ptr, ec] = std::from_chars(digits.data(), end, value);
+  if (digits.empty() || ec != std::errc() || ptr != end) {
+    reject(expression, fmt::format("'{}' is not a number", digits));
+  }
+  return value;
+}
+
+Range parse_range(std::string_view expression, std::string_view text) {
+  Range range;
+  const auto dash = text.find('-');
+  const std::string_view lo = text.substr(0, dash);
+  range.width = static_cast<int>(lo.size());
+  range.lo = parse_bound(expression, lo);
+  range.hi = range.lo;
+  if (dash != std::string_view::npos) {
+    range.hi = parse_bound(expression, text.substr(dash + 1));
+  }
+  if (range.lo > range.hi) reject(expression, fmt::format("range '{}' runs backwards", text));
+  if (range.hi - range.lo + 1 > kMaxRangeHosts) {
+    reject(expression, fmt::format("range '{}' has more than {} hosts", text, kMaxRangeHosts));
+  }
+  return range;
+}
+
+std::vector<Range> parse_range_list(std::string_view expression, std::string_view list) {
+  std::vector<Range> ranges;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = list.find(',', start);
+    ranges.push_back(parse_range(expression, list.substr(start, comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return ranges;
+}
+
+void append(std::vector<std::string>& hosts, std::string_view expression, std::string host) {
+  if (hosts.size() >= kMaxHosts) reject(expression, fmt::format("more than {} hosts", kMaxHosts));
+  hosts.push_back(std::move(host));
+}
+
+// Expands `prefix` (which may still hold bracket groups) times the final `ranges`.
+void expand_product(std::string_view expression, const std::string& prefix, const std::vector<Range>& ranges,
+                    std::vector<std::string>& hosts) {
+  const auto open = prefix.rfind('[');
+  if (open == std::string::npos) {
+    for (const Range& r : ranges) {
+      for (unsigned long n = r.lo; n <= r.hi; ++n) {
+        append(hosts, expression, fmt::format("{}{:0{}}", prefix, n, r.width));
+      }
+    }
+    return;
+  }
+  const auto close = prefix.find(']', open);
+  const std::string before = prefix.substr(0, open);
+  const std::string after = prefix.substr(close + 1);
+  for (const Range& outer : parse_range_list(expression, std::string_view(prefix).substr(open + 1, close - open - 1))) {
+    for (unsigned long n = outer.lo; n <= outer.hi; ++n) {
+      expand_product(expression, fmt::format("{}{:0{}}{}", before, n, outer.width, after), ranges, hosts);
+    }
+  }
+}
+
+// A host name split as Slurm does: a prefix and an optional numeric suffix.
+struct HostName {
+  std::string prefix;
+  bool numeric = false;
+  unsigned long number = 0;
+  int width = 0;
+};
+
+HostName split_host(const std::string& host) {
+  HostName name{host, false, 0, 0};
+  std::size_t digits_start = host.size();
+  while (digits_start > 0 && host[digits_start - 1] >= '0' && host[digits_start - 1] <= '9') --digits_start;
+  const std::size_t digits = host.size() - digits_start;
+  // Slurm only treats a suffix as numeric while it fits in an unsigned long.
+  if (digits == 0 || digits > 18) return name;
+  name.prefix = host.substr(0, digits_start);
+  name.numeric = true;
+  name.number = std::stoul(host.substr(digits_start));
+  name.width = static_cast<int>(digits);
+  return name;
+}
+
+// Leading zeros `number` gets when printed with `width` digits.
+int zero_padding(unsigned long number, int width) {
+  int digits = 1;
+  while ((number /= 10) != 0) ++digits;
+  return width > digits ? width - digits : 0;
+}
+
+// Slurm's _width_equiv: "n9" and "n10" may share a range, "n01" and "n2" may not.
+bool equivalent_widths(unsigned long n, int& wn, unsigned long m, int& wm) {
+  if (wn == wm) return true;
+  const bool n_changes = zero_padding(n, wn) != zero_padding(n, wm);
+  const bool m_changes = zero_padding(m, wm) != zero_padding(m, wn);
+  if (n_changes && m_changes) return false;
+  if (n_changes) {
+    wm = wn;
+  } else {
+    wn = wm;
+  }
+  return true;
+}
+
+std::string format_range(const HostName& first, unsigned long hi) {
+  if (first.number == hi) return fmt::format("{:0{}}", first.number, first.width);
+  return fmt::format("{:0{}}-{:0{}}", first.number, first.width, hi, first.width);
+}
+
+}  // namespace
+
+std::vector<std::string> expand_hostlist(std::string_view expression) {
+  std::vector<std::string> hosts;
+  for (std::string_view token : split_tokens(expression)) {
+    const auto open = token.rfind('[');
+    if (open == std::string_view::npos) {
+      append(hosts, expression, std::string(token));
+      continue;
+    }
+    const auto close = token.find(']', open);
+    if (close + 1 != token.size()) {
+      reject(expression, fmt::format("'{}' has text after its last ']', which Slurm does not allow", token));
+    }
+    const auto ranges = parse_range_list(expression, token.substr(open + 1, close - open - 1));
+    expand_product(expression, std::string(token.substr(0, open)), ranges, hosts);
+  }
+  return hosts;
+}
+
+std::string compress_hostlist(const std::vector<std::string>& hosts) {
+  struct Run {
+    HostName first;
+    unsigned long hi;
+  };
+  std::vector<Run> runs;
+  for (const std::string& host : hosts) {
+    HostName name = split_host(host);
+    if (!runs.empty() && name.numeric && runs.back().first.numeric && runs.back().first.prefix == name.prefix &&
+        runs.back().hi + 1 == name.number &&
+        equivalent_widths(runs.back().first.number, runs.back().first.width, name.number, name.width)) {
+      runs.back().hi = name.number;
+      continue;
+    }
+    const unsigned long hi = name.number;
+    runs.push_back({std::move(name), hi});
+  }
+
+  std::string out;
+  for (std::size_t i = 0; i < runs.size();) {
+    if (!out.empty()) out += ',';
+    const HostName& head = runs[i].first;
+    if (!head.numeric) {
+      out += head.prefix;
+      ++i;
+      continue;
+    }
+    std::size_t end = i + 1;
+    while (end < runs.size() && runs[end].first.numeric && runs[end].first.prefix == head.prefix) ++end;
+    const bool bracket = end - i > 1 || runs[i].hi != head.number;
+    out += head.prefix;
+    if (bracket) out += '[';
+    for (std::size_t j = i; j < end; ++j) {
+      if (j > i) out += ',';
+      out += format_range(runs[j].first, runs[j].hi);
+    }
+    if (bracket) out += ']';
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace hpctrain::cluster

@@ -1,0 +1,92 @@
+// RAII owners for MPI: the runtime itself, communicators, datatypes and ops.
+// Failures become MpiError carrying MPI's own error string.
+#pragma once
+
+#include <mpi.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace hpctrain::handles {
+
+class MpiError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws MpiError("<what>: <MPI error string>") when rc is not MPI_SUCCESS.
+void check_mpi(int rc, const std::string& what);
+
+// MPI_Init_thread on construction, MPI_Finalize on destruction. Exactly one per
+// process; MPI itself forbids a second initialisation.
+class MpiRuntime {
+ public:
+  MpiRuntime();
+  ~MpiRuntime();
+  MpiRuntime(const MpiRuntime&) = delete;
+  MpiRuntime& operator=(const MpiRuntime&) = delete;
+
+  [[nodiscard]] int thread_level() const { return thread_level_; }
+  [[nodiscard]] static std::string library_version();
+
+ private:
+  int thread_level_ = MPI_THREAD_SINGLE;
+};
+
+// An owned communicator (from MPI_Comm_dup or MPI_Comm_split*), freed on destruction.
+class MpiComm {
+ public:
+  MpiComm() = default;
+  explicit MpiComm(MPI_Comm comm) : comm_(comm) {}
+  ~MpiComm() { reset(); }
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+  MpiComm(MpiComm&& other) noexcept : comm_(other.comm_) { other.comm_ = MPI_COMM_NULL; }
+  MpiComm& operator=(MpiComm&& other) noexcept;
+
+  static MpiComm dup(MPI_Comm parent);
+  static MpiComm split_shared(MPI_Comm parent);  // the ranks sharing this node's memory
+
+  [[nodiscard]] MPI_Comm get() const { return comm_; }
+  [[nodiscard]] int rank() const;
+  [[nodiscard]] int size() const;
+  void reset();
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+// An owned, committed derived datatype.
+class MpiDatatype {
+ public:
+  MpiDatatype() = default;
+  static MpiDatatype contiguous_bytes(int bytes);
+  ~MpiDatatype();
+  MpiDatatype(const MpiDatatype&) = delete;
+  MpiDatatype& operator=(const MpiDatatype&) = delete;
+  MpiDatatype(MpiDatatype&& other) noexcept : type_(other.type_) { other.type_ = MPI_DATATYPE_NULL; }
+  MpiDatatype& operator=(MpiDatatype&&) = delete;
+  [[nodiscard]] MPI_Datatype get() const { return type_; }
+
+ private:
+  explicit MpiDatatype(MPI_Datatype type) : type_(type) {}
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+// An owned user-defined reduction.
+class MpiOp {
+ public:
+  MpiOp() = default;
+  MpiOp(MPI_User_function* fn, bool commutative);
+  ~MpiOp();
+  MpiOp(const MpiOp&) = delete;
+  MpiOp& operator=(const MpiOp&) = delete;
+  MpiOp(MpiOp&& other) noexcept : op_(other.op_) { other.op_ = MPI_OP_NULL; }
+  MpiOp& operator=(MpiOp&&) = delete;
+  [[nodiscard]] MPI_Op get() const { return op_; }
+
+ private:
+  MPI_Op op_ = MPI_OP_NULL;
+};
+
+}  // namespace hpctrain::handles

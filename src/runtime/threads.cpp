@@ -1,0 +1,46 @@
+#include "runtime/threads.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <torch/torch.h>
+
+#include <charconv>
+#include <stdexcept>
+
+namespace hpctrain::runtime {
+namespace {
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+}  // namespace
+
+ThreadPlan plan_threads(const cluster::Environment& env, int ranks_on_node) {
+  if (auto cpus = env.get("SLURM_CPUS_PER_TASK")) {
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(cpus->data(), cpus->data() + cpus->size(), n);
+    if (ec != std::errc() || ptr != cpus->data() + cpus->size() || n < 1) {
+      throw std::invalid_argument(fmt::format("SLURM_CPUS_PER_TASK='{}' is not a positive integer", *cpus));
+    }
+    return {n, fmt::format("SLURM_CPUS_PER_TASK={}", n)};
+  }
+  const int cores = usable_cores();
+  const int ranks = std::max(1, ranks_on_node);
+  return {std::max(1, cores / ranks),
+          fmt::format("{} usable cores / {} rank{} on this node", cores, ranks, ranks == 1 ? "" : "s")};
+}
+
+void apply_threads(int threads) {
+  torch::set_num_threads(threads);
+  using SetThreads = void (*)(int);
+  if (auto* set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) set(threads);
+}
+
+int torch_threads() { return torch::get_num_threads(); }
+
+}  // namespace hpctrain::runtime

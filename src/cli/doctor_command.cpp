@@ -73,7 +73,8 @@ void print_bandwidth(const std::vector<comm::BandwidthRow>& rows, int ranks) {
 
 void run_doctor(const DoctorOptions& options) {
   const auto env = cluster::Environment::current();
-  comm::World world(env, comm::WorldOptions{options.collective_timeout});
+  const handles::MpiRuntime mpi;
+  comm::World world(mpi, env, comm::WorldOptions{options.collective_timeout});
 
   const runtime::ThreadPlan plan = runtime::plan_threads(env, world.local_size());
   runtime::apply_threads(plan.threads);

@@ -57,7 +57,9 @@ std::optional<SlurmEnv> SlurmEnv::detect(const Environment& env) {
   SlurmEnv s;
   s.job_id = *job_id;
   s.restart_count = optional_count(env, "SLURM_RESTART_COUNT", 0);
-  const std::string job_list_var = env.has("SLURM_JOB_NODELIST") ? "SLURM_JOB_NODELIST" : "SLURM_NODELIST";
+  // SLURM_NODELIST is the older name, still set by Slurm; prefer and ask for the current one.
+  const std::string job_list_var =
+      !env.has("SLURM_JOB_NODELIST") && env.has("SLURM_NODELIST") ? "SLURM_NODELIST" : "SLURM_JOB_NODELIST";
   s.job_nodes = node_list(job_list_var, require(env, job_list_var, why));
 
   s.in_step = env.has("SLURM_STEP_ID");

@@ -35,7 +35,8 @@ void on_all_ranks(Communicator& comm, Step&& step) {
 
 }  // namespace
 
-World::World(const cluster::Environment& env, const WorldOptions& options) : timeout_(options.collective_timeout) {
+World::World(const handles::MpiRuntime& runtime, const cluster::Environment& env, const WorldOptions& options)
+    : thread_level_(runtime.thread_level()), timeout_(options.collective_timeout) {
   // A silent singleton launch must stop before the first collective, which would
   // otherwise "succeed" on a world of one.
   check_launch(env);

@@ -24,9 +24,9 @@ struct WorldOptions {
 
 class World {
  public:
-  // Starts MPI and resolves everything below. Any rank's failure throws the same
-  // BootstrapError on every rank. Sets NCCL_SOCKET_IFNAME unless the user did.
-  World(const cluster::Environment& env, const WorldOptions& options);
+  // Resolves everything below over the running MPI. Any rank's failure throws the
+  // same BootstrapError on every rank. Sets NCCL_SOCKET_IFNAME unless the user did.
+  World(const handles::MpiRuntime& runtime, const cluster::Environment& env, const WorldOptions& options);
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -40,7 +40,7 @@ class World {
   [[nodiscard]] const std::vector<std::string>& hosts() const { return hosts_; }  // per rank
   [[nodiscard]] const cluster::HeadNode& head() const { return head_; }
   [[nodiscard]] const cluster::InterfaceChoice& interface() const { return interface_; }
-  [[nodiscard]] int mpi_thread_level() const { return runtime_.thread_level(); }
+  [[nodiscard]] int mpi_thread_level() const { return thread_level_; }
   [[nodiscard]] std::chrono::milliseconds collective_timeout() const { return timeout_; }
 
   // The world's CPU communicator (MPI backend).
@@ -54,7 +54,7 @@ class World {
   void find_head_node();
   void choose_interface(const cluster::Environment& env);
 
-  handles::MpiRuntime runtime_;  // first: initialised before and finalised after everything else
+  int thread_level_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<Communicator> comm_;
   int local_rank_ = 0;

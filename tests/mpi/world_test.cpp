@@ -1,0 +1,48 @@
+// Bootstrap under mpiexec on one host: ranks, local ranks, head node, interface.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "comm/consensus.h"
+#include "comm/world.h"
+#include "mpi_test_main.h"
+
+namespace hpctrain::comm {
+namespace {
+
+const handles::MpiRuntime& runtime() { return testing::mpi_runtime(); }
+
+TEST(World, BootstrapsUnderMpiexec) {
+  const World world(runtime(), cluster::Environment::current(), WorldOptions{std::chrono::seconds(60)});
+  EXPECT_EQ(world.launcher(), cluster::Launcher::kMpiexec);
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  EXPECT_EQ(world.size(), size);
+  // One host: every rank is node-local, with distinct local ranks.
+  EXPECT_EQ(world.local_size(), size);
+  EXPECT_EQ(world.local_rank(), world.rank());
+  EXPECT_EQ(world.hosts().size(), static_cast<std::size_t>(size));
+  EXPECT_EQ(world.head().host, world.hosts().front());
+  EXPECT_FALSE(world.interface().name.empty());
+}
+
+TEST(World, EveryRankAgreesOnTheHeadAndItsAddress) {
+  World world(runtime(), cluster::Environment::current(), WorldOptions{std::chrono::seconds(60)});
+  const auto heads = allgather_strings(world.comm(), world.head().host + " " + world.head().address.to_string());
+  EXPECT_EQ(std::set<std::string>(heads.begin(), heads.end()).size(), 1U) << heads.front();
+}
+
+TEST(World, AnErrorOnOneRankReachesEveryRank) {
+  World world(runtime(), cluster::Environment::current(), WorldOptions{std::chrono::seconds(60)});
+  const std::optional<std::string> error =
+      world.rank() == world.size() - 1 ? std::optional<std::string>("disk on fire") : std::nullopt;
+  try {
+    agree_or_throw(world.comm(), error);
+    FAIL() << "no error";
+  } catch (const BootstrapError& e) {
+    EXPECT_EQ(std::string(e.what()), "rank " + std::to_string(world.size() - 1) + ": disk on fire");
+  }
+}
+
+}  // namespace
+}  // namespace hpctrain::comm

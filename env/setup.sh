@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  build-essential cmake ninja-build ccache git pkg-config
+  build-essential cmake ninja-build ccache git pkg-config clang-format
   # trainer
   libtorch-dev libopenblas0-openmp
   mpich libmpich-dev
@@ -14,7 +14,7 @@ packages=(
   libsentencepiece-dev
   # config, jobgen, CLI, logging
   libtomlplusplus-dev libkainjow-mustache-dev
-  libcli11-dev libspdlog-dev nlohmann-json3-dev
+  libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # the real SLURM cluster the cluster tests bring up
@@ -35,10 +35,22 @@ done
 if ((${#missing[@]})); then
   echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  "${sudo_cmd[@]}" apt-get update -qq
-  # The SLURM daemons are started by the test harness, never by the package
-  # scripts: policy-rc.d keeps apt from launching them on a machine without systemd.
-  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # The SLURM and munge daemons are started by the test harness with its own
+  # configuration, never by the packages' scripts: a policy-rc.d (only while we
+  # install, and only if the machine has none) stops apt from launching them.
+  policy=/usr/sbin/policy-rc.d
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee "$policy" >/dev/null
+    "${sudo_cmd[@]}" chmod +x "$policy"
+    trap '"${sudo_cmd[@]}" rm -f "$policy"' EXIT
+  fi
+  log=$(mktemp)
+  if ! { "${sudo_cmd[@]}" apt-get update -qq && "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "setup: apt-get failed (full log: $log)" >&2
+    exit 1
+  fi
+  rm -f "$log"
 else
   echo "setup: all ${#packages[@]} packages already installed"
 fi

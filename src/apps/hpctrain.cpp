@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   auto* hostnames = app.add_subcommand("hostnames", "Expand a SLURM hostlist, one host per line (as scontrol)");
   hostnames->add_option("EXPR", expression, "hostlist expression, e.g. 'node[01-03,7],gpu-a[1-2]'")->required();
 
+  auto* hostlist = app.add_subcommand("hostlist", "Compress hosts to a SLURM hostlist (as scontrol show hostlist)");
+  hostlist->add_option("EXPR", expression, "hosts, e.g. 'n1,n2,n3,n5'")->required();
+
   hpctrain::cli::DoctorOptions doctor_options;
   double timeout_s = 300;
   bool no_bandwidth = false;
@@ -30,6 +33,8 @@ int main(int argc, char** argv) {
   try {
     if (*hostnames) {
       hpctrain::cli::run_hostnames(expression, std::cout);
+    } else if (*hostlist) {
+      hpctrain::cli::run_hostlist(expression, std::cout);
     } else if (*doctor) {
       doctor_options.collective_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
       doctor_options.bandwidth = !no_bandwidth;

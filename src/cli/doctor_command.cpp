@@ -30,10 +30,12 @@ std::string rank_line(const comm::World& world) {
   const auto& iface = world.interface();
   const std::string iface_addr =
       iface.address ? fmt::format("{}/{}", iface.address->address.to_string(), iface.address->prefix_len) : "-";
-  return fmt::format("rank={} world={} local={}/{} host={} head={} head_addr={} iface={} iface_addr={} reason=\"{}\"",
-                     world.rank(), world.size(), world.local_rank(), world.local_size(),
-                     world.hosts()[static_cast<std::size_t>(world.rank())], world.head().host,
-                     world.head().address.to_string(), iface.name, iface_addr, iface.reason);
+  const std::string slurm_tasks = world.slurm() ? std::to_string(world.slurm()->num_tasks) : "-";
+  return fmt::format(
+      "rank={} world={} slurm_tasks={} local={}/{} host={} head={} head_addr={} iface={} iface_addr={} reason=\"{}\"",
+      world.rank(), world.size(), slurm_tasks, world.local_rank(), world.local_size(),
+      world.hosts()[static_cast<std::size_t>(world.rank())], world.head().host, world.head().address.to_string(),
+      iface.name, iface_addr, iface.reason);
 }
 
 void print_summary(const comm::World& world, const runtime::ThreadPlan& plan, const runtime::BlasInfo& blas) {

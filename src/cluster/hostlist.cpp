@@ -5,8 +5,9 @@
 //  - earlier bracket groups inside the token's prefix form a product, outer first
 //    ("rack[1-2]n[1-3]" is six hosts, "a[1-2]-b[3-4]" four);
 //  - a range's zero padding is the width of its low bound ("n[08-10]").
-// We are stricter than Slurm in one place: unbalanced or nested brackets are an
-// error, where Slurm silently produces a mangled name.
+// We are stricter than Slurm in two places, where Slurm silently produces a
+// mangled name: unbalanced or nested brackets ("n[1-2" gives Slurm "n]"), and
+// bounds that are not plain digits (strtoul lets "n[ 1-2]" give "n01 n02").
 #include "cluster/hostlist.h"
 
 #include <fmt/format.h>
@@ -77,7 +78,8 @@ Range parse_range(std::string_view expression, std::string_view text) {
   range.width = static_cast<int>(lo.size());
   range.lo = parse_bound(expression, lo);
   range.hi = range.lo;
-  if (dash != std::string_view::npos) {
+  // Slurm reads "1-" as "1": an empty high bound repeats the low one.
+  if (dash != std::string_view::npos && dash + 1 < text.size()) {
     range.hi = parse_bound(expression, text.substr(dash + 1));
   }
   if (range.lo > range.hi) reject(expression, fmt::format("range '{}' runs backwards", text));

@@ -136,6 +136,11 @@ InterfaceChoice choose_interface(const IpAddress& head, const IpAddress& source,
   for (const auto& i : interfaces) {
     if (i.address == source) owner = &i;
   }
+  if (owner != nullptr && !owner->loopback && source == head) {
+    return {owner->name,
+            fmt::format("this is the head node: its own address {} belongs to {}", head.to_string(), owner->name),
+            false, *owner};
+  }
   if (owner != nullptr && !owner->loopback) {
     return {owner->name,
             fmt::format("the route to head {} leaves through {} (local address {})", head.to_string(), owner->name,

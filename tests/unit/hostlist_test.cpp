@@ -24,12 +24,15 @@ TEST(Hostlist, KeepsZeroPaddingOfTheLowBound) {
   EXPECT_EQ(expand_hostlist("n[08-10]"), (Hosts{"n08", "n09", "n10"}));
   EXPECT_EQ(expand_hostlist("n[8-10]"), (Hosts{"n8", "n9", "n10"}));
   EXPECT_EQ(expand_hostlist("n[001-002]"), (Hosts{"n001", "n002"}));
+  EXPECT_EQ(expand_hostlist("n[01-2]"), (Hosts{"n01", "n02"}));
+  EXPECT_EQ(expand_hostlist("n[1-]"), (Hosts{"n1"}));
 }
 
 TEST(Hostlist, SeveralBracketGroupsFormAProduct) {
   EXPECT_EQ(expand_hostlist("rack[1-2]n[1-3]"),
             (Hosts{"rack1n1", "rack1n2", "rack1n3", "rack2n1", "rack2n2", "rack2n3"}));
   EXPECT_EQ(expand_hostlist("a[1-2]-b[3-4]"), (Hosts{"a1-b3", "a1-b4", "a2-b3", "a2-b4"}));
+  EXPECT_EQ(expand_hostlist("n[1-2][3]"), (Hosts{"n13", "n23"}));
 }
 
 TEST(Hostlist, KeepsDuplicatesAndOrder) {
@@ -39,7 +42,7 @@ TEST(Hostlist, KeepsDuplicatesAndOrder) {
 
 TEST(Hostlist, RejectsWhatSlurmRejects) {
   for (const char* bad : {"x[001-003]y", "tux[1-2]-ib", "n[3-1]", "n[1-", "n]", "n[[1]]", "n[a-b]", "n[1,,2]", "n[]",
-                          "n[-1]", "n[1--2]"}) {
+                          "n[-1]", "n[1--2]", "n[ 1-2]", "n[+1]", "n[0x1]", "n[1-70000]"}) {
     EXPECT_THROW(expand_hostlist(bad), ClusterError) << bad;
   }
 }

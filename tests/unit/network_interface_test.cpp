@@ -26,6 +26,8 @@ TEST(InterfaceChoice, OnTheHeadNodeSkipsLoopbackForTheSubnetHoldingTheHead) {
   const auto c = choose_interface(IpAddress::parse("10.77.0.2"), IpAddress::parse("10.77.0.2"),
                                   {iface("lo", "127.0.0.1", 8), iface("eth0", "10.77.0.2", 24)}, {});
   EXPECT_EQ(c.name, "eth0");
+  EXPECT_NE(c.reason.find("this is the head node: its own address 10.77.0.2 belongs to eth0"), std::string::npos)
+      << c.reason;
   ASSERT_TRUE(c.address.has_value());
   EXPECT_EQ(c.address->prefix_len, 24);
   const auto via_lo = choose_interface(IpAddress::parse("10.77.0.2"), IpAddress::parse("127.0.0.1"), kNode, {});

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# hostlist-vs-scontrol.sh HPCTRAIN: expands a broad set of hostlist expressions
+# with the real `scontrol show hostnames` and with `hpctrain hostnames`, and
+# fails on any difference. scontrol needs only a SLURM_CONF file, no controller.
+#
+# Where scontrol reports "Invalid hostlist", hpctrain must exit non-zero. Where
+# scontrol turns malformed input into a mangled name, hpctrain must refuse it
+# (the STRICTER list below); those are our only deliberate differences.
+set -euo pipefail
+hpctrain=$1
+if ! command -v scontrol >/dev/null; then
+  echo "SKIP: scontrol is not installed (env/setup.sh installs slurm-client)"
+  exit 77
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat >"$work/slurm.conf" <<CONF
+ClusterName=hostlistprobe
+SlurmctldHost=localhost
+NodeName=localhost CPUs=1 State=UNKNOWN
+PartitionName=probe Nodes=ALL Default=YES
+CONF
+export SLURM_CONF=$work/slurm.conf
+
+same=(
+  'node[01-03,7],gpu-a[1-2]' 'n[1-2] m[3-4]' 'n[08-10]' 'n[8-10]' 'n[001-003]' 'n[01-2]' 'n[1-02]'
+  'rack[1-2]n[1-3]' 'a[1-2]-b[3-4]' 'n[1-3]x[1-2]' 'n[1-2][3]' 'a[1-2]b[1-2]c[1-2]'
+  'login' 'a,a,b' 'b,a' 'a b  c' 'a,,b' ',n1' 'n1,' 'n1[2-3]' 'gpu-a1,gpu-b[1-2]' 'n[1,3,5-7,2]'
+  'n[9-11]' 'n[099-101]' 'n[1-]' 'node-[0-1].cluster' 'x.y[1-2]' 'n[0]' 'n[00000-00002]'
+  'n[1-65536]' 'n[1-65537]' 'x[001-003]y' 'tux[1-2]-ib' 'n[3-1]' 'n[1,,2]' 'n[]' 'n[0x1]' 'n[-1]' 'n[1--2]'
+  'a[1-2]b[3-4]c' 'n[1-2]]' 'n[1-70000]' 'n[a-b]' 'n[[1]]'
+)
+stricter=('n[1-2' 'n]' 'n[ 1-2]' 'n[+1-2]')
+# Compression: `scontrol show hostlist` against `hpctrain hostlist`.
+ranged=('n1,n2,n3,n5' 'n1,n3,n2,n2' 'n9,n10,n01,n2,a,a' 'n[08-10]' 'login,n[1-2],gpu1' 'n1' 'a1-b3,a1-b4'
+  'rack1n[1-3],rack2n[1-3]' 'n[099-101]' 'x,y,z' 'n01,n1' 'n7,n8,m1,n9')
+
+failures=0
+for expr in "${same[@]}"; do
+  want=$(scontrol show hostnames "$expr" 2>"$work/err" || true)
+  if grep -q 'Invalid hostlist' "$work/err"; then
+    if "$hpctrain" hostnames "$expr" >/dev/null 2>&1; then
+      echo "DIFF '$expr': scontrol rejects it, hpctrain accepts it"
+      failures=$((failures + 1))
+    else
+      echo "same '$expr': rejected by both"
+    fi
+    continue
+  fi
+  if ! got=$("$hpctrain" hostnames "$expr" 2>&1); then
+    echo "DIFF '$expr': scontrol gives $(echo "$want" | wc -l) hosts, hpctrain fails: $got"
+    failures=$((failures + 1))
+  elif [[ $got != "$want" ]]; then
+    echo "DIFF '$expr':"
+    diff <(echo "$want") <(echo "$got") | head -5
+    failures=$((failures + 1))
+  else
+    echo "same '$expr': $(echo -n "$want" | grep -c '') hosts"
+  fi
+done
+for expr in "${stricter[@]}"; do
+  mangled=$(scontrol show hostnames "$expr" 2>&1 | tr '\n' ' ')
+  if "$hpctrain" hostnames "$expr" >/dev/null 2>&1; then
+    echo "DIFF '$expr': hpctrain accepts malformed input (scontrol: $mangled)"
+    failures=$((failures + 1))
+  else
+    echo "stricter '$expr': hpctrain rejects it (scontrol prints: $mangled)"
+  fi
+done
+for hosts in "${ranged[@]}"; do
+  want=$(scontrol show hostlist "$hosts" 2>&1)
+  got=$("$hpctrain" hostlist "$hosts" 2>&1 || true)
+  if [[ $got != "$want" ]]; then
+    echo "DIFF hostlist '$hosts': scontrol '$want', hpctrain '$got'"
+    failures=$((failures + 1))
+  else
+    echo "same hostlist '$hosts': $want"
+  fi
+done
+echo "${#same[@]} expansions and ${#ranged[@]} compressions compared with scontrol, ${#stricter[@]} refused; $failures differences"
+[[ $failures -eq 0 ]]

@@ -6,7 +6,8 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  build-essential cmake ninja-build ccache git pkg-config clang-format
+  build-essential cmake ninja-build ccache git pkg-config
+  clang-format clang-tidy cppcheck python3
   # trainer
   libtorch-dev libopenblas0-openmp
   mpich libmpich-dev

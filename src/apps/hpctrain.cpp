@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
       hpctrain::cli::run_doctor(doctor_options);
     }
   } catch (const std::exception& e) {
-    std::fflush(stdout);
+    (void)std::fflush(stdout);
     fmt::print(stderr, "hpctrain: error: {}\n", e.what());
     return 1;
   }

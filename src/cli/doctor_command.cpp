@@ -87,7 +87,7 @@ void run_doctor(const DoctorOptions& options) {
     print_summary(world, plan, blas);
     fmt::print("\n");
     for (const auto& line : lines) fmt::print("{}\n", line);
-    std::fflush(stdout);
+    (void)std::fflush(stdout);
   }
   if (options.bandwidth) {
     const auto rows = comm::measure_allreduce(world.comm(), options.min_bytes, options.max_bytes);

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <system_error>
 
 #include "cluster/error.h"
 
@@ -37,7 +38,8 @@ std::string interface_names(const std::vector<InterfaceAddress>& interfaces) {
 
 std::vector<InterfaceAddress> list_interfaces() {
   ifaddrs* raw = nullptr;
-  if (getifaddrs(&raw) != 0) throw ClusterError(fmt::format("getifaddrs failed: {}", std::strerror(errno)));
+  if (getifaddrs(&raw) != 0)
+    throw ClusterError(fmt::format("getifaddrs failed: {}", std::error_code(errno, std::system_category()).message()));
   const std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> list(raw, &freeifaddrs);
   std::vector<InterfaceAddress> out;
   for (const ifaddrs* ifa = list.get(); ifa != nullptr; ifa = ifa->ifa_next) {
@@ -57,7 +59,8 @@ std::vector<InterfaceAddress> list_interfaces() {
 
 IpAddress route_source(const IpAddress& destination) {
   const int fd = socket(destination.family, SOCK_DGRAM, 0);
-  if (fd < 0) throw ClusterError(fmt::format("socket() failed: {}", std::strerror(errno)));
+  if (fd < 0)
+    throw ClusterError(fmt::format("socket() failed: {}", std::error_code(errno, std::system_category()).message()));
   sockaddr_storage dst{};
   socklen_t dst_len = 0;
   if (destination.family == AF_INET) {
@@ -83,7 +86,7 @@ IpAddress route_source(const IpAddress& destination) {
   close(fd);
   if (!ok) {
     throw ClusterError(fmt::format("head node address {} is unreachable from this node: {}", destination.to_string(),
-                                   std::strerror(err)));
+                                   std::error_code(err, std::system_category()).message()));
   }
   return IpAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&local));
 }

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <numeric>
 
 #include "cluster/error.h"
 #include "cluster/hostlist.h"
+#include "cluster/parse_int.h"
 #include "cluster/tasks_per_node.h"
 
 namespace hpctrain::cluster {
@@ -19,13 +19,9 @@ std::string require(const Environment& env, const std::string& name, const std::
 }
 
 int parse_count(const std::string& name, const std::string& value) {
-  int n = 0;
-  const auto* end = value.data() + value.size();
-  auto [ptr, ec] = std::from_chars(value.data(), end, n);
-  if (value.empty() || ec != std::errc() || ptr != end || n < 0) {
-    throw ClusterError(fmt::format("{}='{}' is not a non-negative integer", name, value));
-  }
-  return n;
+  const auto n = parse_non_negative(value);
+  if (!n) throw ClusterError(fmt::format("{}='{}' is not a non-negative integer", name, value));
+  return *n;
 }
 
 int optional_count(const Environment& env, const std::string& name, int fallback) {

@@ -2,24 +2,21 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "cluster/error.h"
+#include "cluster/parse_int.h"
 
 namespace hpctrain::cluster {
 namespace {
 
 constexpr int kMaxRepeat = 1 << 20;
 
-int parse_positive(std::string_view text, std::string_view value, std::string_view variable) {
-  int n = 0;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, n);
-  if (text.empty() || ec != std::errc() || ptr != end || n < 0) {
+int parse_count(std::string_view text, std::string_view value, std::string_view variable) {
+  const auto n = parse_non_negative(text);
+  if (!n) {
     throw ClusterError(
         fmt::format("{}='{}': '{}' is not a task count (expected e.g. '2(x3),1')", variable, value, text));
   }
-  return n;
+  return *n;
 }
 
 }  // namespace
@@ -36,13 +33,13 @@ std::vector<int> parse_tasks_per_node(std::string_view value, std::string_view v
       if (item.size() < paren + 4 || item.substr(paren, 2) != "(x" || item.back() != ')') {
         throw ClusterError(fmt::format("{}='{}': malformed repeat '{}' (expected 'N(xR)')", variable, value, item));
       }
-      repeat = parse_positive(item.substr(paren + 2, item.size() - paren - 3), value, variable);
+      repeat = parse_count(item.substr(paren + 2, item.size() - paren - 3), value, variable);
       if (repeat == 0 || repeat > kMaxRepeat) {
         throw ClusterError(fmt::format("{}='{}': repeat count in '{}' out of range", variable, value, item));
       }
       item = item.substr(0, paren);
     }
-    counts.insert(counts.end(), static_cast<std::size_t>(repeat), parse_positive(item, value, variable));
+    counts.insert(counts.end(), static_cast<std::size_t>(repeat), parse_count(item, value, variable));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

@@ -145,9 +145,9 @@ void RollCall::fail(std::uint64_t seq, const std::string& what, Clock::time_poin
   } else {
     message += fmt::format("; rank{} still missing: {}", missing.size() > 1 ? "s" : "", rank_list(missing));
   }
-  std::fprintf(stderr, "%s\n", message.c_str());
-  std::fflush(stderr);
-  std::fflush(stdout);
+  (void)std::fprintf(stderr, "%s\n", message.c_str());
+  (void)std::fflush(stderr);
+  (void)std::fflush(stdout);
   MPI_Abort(MPI_COMM_WORLD, kCollectiveFailureExitCode);
   std::_Exit(kCollectiveFailureExitCode);
 }

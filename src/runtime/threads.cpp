@@ -5,7 +5,8 @@
 #include <sched.h>
 #include <torch/torch.h>
 
-#include <charconv>
+#include "cluster/parse_int.h"
+
 #include <stdexcept>
 
 namespace hpctrain::runtime {
@@ -22,12 +23,11 @@ int usable_cores() {
 
 ThreadPlan plan_threads(const cluster::Environment& env, int ranks_on_node) {
   if (auto cpus = env.get("SLURM_CPUS_PER_TASK")) {
-    int n = 0;
-    auto [ptr, ec] = std::from_chars(cpus->data(), cpus->data() + cpus->size(), n);
-    if (ec != std::errc() || ptr != cpus->data() + cpus->size() || n < 1) {
+    const auto n = cluster::parse_non_negative(*cpus);
+    if (!n || *n < 1) {
       throw std::invalid_argument(fmt::format("SLURM_CPUS_PER_TASK='{}' is not a positive integer", *cpus));
     }
-    return {n, fmt::format("SLURM_CPUS_PER_TASK={}", n)};
+    return {*n, fmt::format("SLURM_CPUS_PER_TASK={}", *n)};
   }
   const int cores = usable_cores();
   const int ranks = std::max(1, ranks_on_node);

@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s TIMEOUT_MS LATE_RANK\n", argv[0]);
+    (void)std::fprintf(stderr, "usage: %s TIMEOUT_MS LATE_RANK\n", argv[0]);
     return 2;
   }
   const hpctrain::handles::MpiRuntime runtime;

@@ -38,10 +38,10 @@ TEST_F(MpiCommunicatorTest, AllreduceFp32SumAndAverage) {
 TEST_F(MpiCommunicatorTest, AllreduceInt64) {
   std::vector<std::int64_t> v(17, (std::int64_t{1} << 40) * (rank + 1));
   comm.allreduce(v.data(), v.size(), DType::kInt64, ReduceOp::kSum);
-  for (auto x : v) ASSERT_EQ(x, (std::int64_t{1} << 40) * triangle);
-  std::vector<std::int64_t> a(3, 10 * rank);
+  for (auto x : v) ASSERT_EQ(x, (std::int64_t{1} << 40) * std::int64_t{triangle});
+  std::vector<std::int64_t> a(3, std::int64_t{10} * rank);
   comm.allreduce(a.data(), a.size(), DType::kInt64, ReduceOp::kAverage);
-  for (auto x : a) ASSERT_EQ(x, 10 * (n - 1) / 2);  // sum / n, truncated
+  for (auto x : a) ASSERT_EQ(x, std::int64_t{10} * (n - 1) / 2);  // sum / n, truncated
 }
 
 TEST_F(MpiCommunicatorTest, AllreduceBf16AndFp16) {

@@ -11,11 +11,13 @@ InterfaceAddress iface(const std::string& name, const std::string& addr, int pre
   return {name, IpAddress::parse(addr), prefix, name == "lo"};
 }
 
-const std::vector<InterfaceAddress> kNode = {iface("lo", "127.0.0.1", 8), iface("eth0", "10.77.0.2", 24),
-                                             iface("ib0", "192.168.5.2", 16)};
+std::vector<InterfaceAddress> node_interfaces() {
+  return {iface("lo", "127.0.0.1", 8), iface("eth0", "10.77.0.2", 24), iface("ib0", "192.168.5.2", 16)};
+}
 
 TEST(InterfaceChoice, FollowsTheRouteToTheHead) {
-  const auto c = choose_interface(IpAddress::parse("192.168.5.1"), IpAddress::parse("192.168.5.2"), kNode, {});
+  const auto c =
+      choose_interface(IpAddress::parse("192.168.5.1"), IpAddress::parse("192.168.5.2"), node_interfaces(), {});
   EXPECT_EQ(c.name, "ib0");
   EXPECT_FALSE(c.user_set);
   EXPECT_NE(c.reason.find("leaves through ib0"), std::string::npos) << c.reason;
@@ -30,22 +32,24 @@ TEST(InterfaceChoice, OnTheHeadNodeSkipsLoopbackForTheSubnetHoldingTheHead) {
       << c.reason;
   ASSERT_TRUE(c.address.has_value());
   EXPECT_EQ(c.address->prefix_len, 24);
-  const auto via_lo = choose_interface(IpAddress::parse("10.77.0.2"), IpAddress::parse("127.0.0.1"), kNode, {});
+  const auto via_lo =
+      choose_interface(IpAddress::parse("10.77.0.2"), IpAddress::parse("127.0.0.1"), node_interfaces(), {});
   EXPECT_EQ(via_lo.name, "eth0");
   EXPECT_NE(via_lo.reason.find("this is the head node"), std::string::npos) << via_lo.reason;
 }
 
 TEST(InterfaceChoice, LoopbackHeadMeansASingleHost) {
-  const auto c = choose_interface(IpAddress::parse("127.0.1.1"), IpAddress::parse("127.0.0.1"), kNode, {});
+  const auto c = choose_interface(IpAddress::parse("127.0.1.1"), IpAddress::parse("127.0.0.1"), node_interfaces(), {});
   EXPECT_EQ(c.name, "lo");
 }
 
 TEST(InterfaceChoice, UserSettingWinsButMustMatch) {
-  const auto c = choose_interface(IpAddress::parse("10.77.0.1"), IpAddress::parse("10.77.0.2"), kNode, "ib");
+  const auto c =
+      choose_interface(IpAddress::parse("10.77.0.1"), IpAddress::parse("10.77.0.2"), node_interfaces(), "ib");
   EXPECT_EQ(c.name, "ib");
   EXPECT_TRUE(c.user_set);
   try {
-    choose_interface(IpAddress::parse("10.77.0.1"), IpAddress::parse("10.77.0.2"), kNode, "enp9s0");
+    choose_interface(IpAddress::parse("10.77.0.1"), IpAddress::parse("10.77.0.2"), node_interfaces(), "enp9s0");
     FAIL() << "no error";
   } catch (const ClusterError& e) {
     EXPECT_NE(std::string(e.what()).find("NCCL_SOCKET_IFNAME='enp9s0' matches no interface"), std::string::npos);
@@ -54,7 +58,7 @@ TEST(InterfaceChoice, UserSettingWinsButMustMatch) {
 }
 
 TEST(InterfaceChoice, NoInterfaceReachesTheHead) {
-  EXPECT_THROW(choose_interface(IpAddress::parse("172.16.0.9"), IpAddress::parse("127.0.0.1"), kNode, {}),
+  EXPECT_THROW(choose_interface(IpAddress::parse("172.16.0.9"), IpAddress::parse("127.0.0.1"), node_interfaces(), {}),
                ClusterError);
 }
 

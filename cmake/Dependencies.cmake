@@ -3,6 +3,12 @@ find_package(MPI REQUIRED COMPONENTS CXX)
 find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+find_library(SENTENCEPIECE_LIBRARY sentencepiece REQUIRED)
+find_library(SENTENCEPIECE_TRAIN_LIBRARY sentencepiece_train REQUIRED)
+find_path(SENTENCEPIECE_INCLUDE_DIR sentencepiece_processor.h REQUIRED)
 
 if(HPCTRAIN_WITH_TORCH)
   # Debian's LibTorch 1.13 (CPU); a LibTorch 2.x CUDA distribution works via CMAKE_PREFIX_PATH.

@@ -7,12 +7,12 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache git pkg-config
-  clang-format clang-tidy cppcheck python3
+  clang-format clang-tidy cppcheck
   # trainer
   libtorch-dev libopenblas0-openmp
   mpich libmpich-dev
   libhdf5-dev hdf5-tools
-  libsentencepiece-dev
+  libsentencepiece-dev libssl-dev python3
   # config, jobgen, CLI, logging
   libtomlplusplus-dev libkainjow-mustache-dev
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev

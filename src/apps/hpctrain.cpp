@@ -8,6 +8,7 @@
 
 #include "cli/doctor_command.h"
 #include "cli/hostnames_command.h"
+#include "cli/prepare_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"hpctrain: data-parallel language-model training for SLURM clusters"};
@@ -29,12 +30,20 @@ int main(int argc, char** argv) {
   doctor->add_option("--max-bytes", doctor_options.max_bytes, "largest allreduce size")->check(CLI::PositiveNumber);
   doctor->add_flag("--no-bandwidth", no_bandwidth, "skip the allreduce bandwidth table");
 
+  std::string experiment_file;
+  std::vector<std::string> overrides;
+  auto* prepare = app.add_subcommand("prepare", "Prepare the experiment's data set ([data]) and print statistics");
+  prepare->add_option("EXPERIMENT", experiment_file, "experiment TOML file")->required();
+  prepare->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*hostnames) {
       hpctrain::cli::run_hostnames(expression, std::cout);
     } else if (*hostlist) {
       hpctrain::cli::run_hostlist(expression, std::cout);
+    } else if (*prepare) {
+      hpctrain::cli::run_prepare(experiment_file, overrides);
     } else if (*doctor) {
       doctor_options.collective_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
       doctor_options.bandwidth = !no_bandwidth;

@@ -1,0 +1,16 @@
+#include "cli/prepare_command.h"
+
+#include <cstdio>
+
+#include "config/experiment.h"
+#include "data/prepare.h"
+
+namespace hpctrain::cli {
+
+void run_prepare(const std::string& experiment_file, const std::vector<std::string>& overrides) {
+  const auto experiment = config::load_experiment(experiment_file, overrides);
+  const auto result = data::prepare(experiment, stdout);
+  data::print_stats(result, stdout);
+}
+
+}  // namespace hpctrain::cli

@@ -1,0 +1,43 @@
+// Reads one [section] of a parsed TOML experiment: typed values with defaults
+// and range checks, errors located at file:line:column (or at the --set that
+// supplied the value), and a "did you mean" for unknown keys. Every value read
+// is also written to `resolved`, which becomes the run's resolved config.
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hpctrain::config {
+
+class SectionReader {
+ public:
+  SectionReader(const toml::table& root, std::string section, toml::table& resolved);
+
+  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max);
+  double number(const std::string& key, double fallback, double min, double max);
+  bool boolean(const std::string& key, bool fallback);
+  std::string string(const std::string& key, const std::string& fallback);
+  std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed);
+  std::vector<std::string> strings(const std::string& key, const std::vector<std::string>& fallback);
+
+  // Throws on any key of the section that no accessor asked for.
+  void finish() const;
+
+ private:
+  [[noreturn]] void fail(const toml::node& node, const std::string& key, const std::string& what) const;
+  const toml::node* find(const std::string& key);
+
+  const toml::table* table_ = nullptr;
+  std::string section_;
+  std::set<std::string> known_;
+  toml::table* resolved_;
+};
+
+// "exp.toml:3:7", or "--set data.x=1" for a value that came from the command line.
+std::string location(const toml::source_region& region);
+
+}  // namespace hpctrain::config

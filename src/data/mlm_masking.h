@@ -1,0 +1,30 @@
+// BERT-style masking for masked-language-model batches: each non-special token
+// is chosen with probability p (default 15%); a chosen token becomes <mask> with
+// probability mask_fraction (80%), a random non-special token with
+// random_fraction (10%), and stays as it is otherwise (10%). Labels hold the
+// original token where chosen and -100 (ignored) elsewhere. The decisions are a
+// pure function of (seed, sample id, position), so they do not depend on the
+// world size or on the order samples are processed in.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace hpctrain::data {
+
+constexpr std::int64_t kIgnoreLabel = -100;
+
+struct MlmMasking {
+  double probability = 0.15;
+  double mask_fraction = 0.8;
+  double random_fraction = 0.1;
+  std::uint64_t seed = 0;
+  std::int64_t mask_id = 4;
+  std::vector<bool> special;  // by token id: never chosen, never a random replacement
+};
+
+// Masks `tokens[0..n)` in place and writes `labels[0..n)`.
+void mask_tokens(const MlmMasking& masking, std::uint64_t sample_id, std::int64_t* tokens, std::int64_t* labels,
+                 std::size_t n);
+
+}  // namespace hpctrain::data

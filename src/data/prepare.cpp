@@ -1,0 +1,335 @@
+#include "data/prepare.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unordered_set>
+
+#include "data/data_error.h"
+#include "data/documents.h"
+#include "data/sources.h"
+#include "data/token_shards.h"
+#include "data/tokenizer.h"
+#include "support/progress.h"
+#include "support/sha256.h"
+
+namespace hpctrain::data {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::uint64_t kMaxShardTokens = std::uint64_t{1} << 28;
+constexpr std::size_t kMetricWords = 200000;
+
+std::string fingerprint_of(const config::DataConfig& d, const std::vector<SourceFile>& files,
+                           const std::string& tokenizer_hash) {
+  nlohmann::json j;
+  j["format_version"] = kDataFormatVersion;
+  j["sources"] = d.sources;
+  j["glob"] = d.glob;
+  j["recursive"] = d.recursive;
+  j["format"] = d.format;
+  j["text_field"] = d.text_field;
+  j["on_bad_input"] = d.on_bad_input;
+  j["document_bytes"] = {d.min_document_bytes, d.max_document_bytes};
+  j["deduplicate"] = d.deduplicate;
+  j["validation_fraction"] = d.validation_fraction;
+  j["tokenizer"] = {d.tokenizer, d.tokenizer_model, d.vocab_size, d.tokenizer_max_lines, tokenizer_hash};
+  auto& inputs = j["inputs"];
+  for (const auto& f : files) inputs.push_back({f.path.string(), f.size, f.mtime_ns});
+  return support::to_hex(support::sha256(j.dump()));
+}
+
+std::uint64_t code_points(const std::string& s) {
+  return static_cast<std::uint64_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U; }));
+}
+
+// Encodes every document on `threads` threads; results stay in document order.
+std::vector<std::vector<int>> encode_all(const Tokenizer& tokenizer, const std::vector<Document>& docs, int threads,
+                                         support::Progress& progress, std::uint64_t total_bytes) {
+  std::vector<std::vector<int>> out(docs.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> bytes_done{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto start = std::chrono::steady_clock::now();
+  auto worker = [&](bool report) {
+    try {
+      for (std::size_t i = next++; i < docs.size(); i = next++) {
+        out[i] = tokenizer.encode(docs[i].text);
+        bytes_done += docs[i].text.size();
+        if (report) {
+          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          progress.update(fmt::format("tokenizing: {:.1f}/{:.1f} MB, {:.1f} MB/s", bytes_done.load() / 1e6,
+                                      static_cast<double>(total_bytes) / 1e6, bytes_done.load() / 1e6 / s));
+        }
+      }
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      failure = std::current_exception();
+      next = docs.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, false);
+  worker(true);  // the calling thread tokenizes too, and reports
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.done(fmt::format("tokenized {} documents, {:.1f} MB in {:.1f} s ({:.1f} MB/s, {} threads)", docs.size(),
+                            static_cast<double>(total_bytes) / 1e6, seconds,
+                            static_cast<double>(bytes_done.load()) / 1e6 / std::max(seconds, 1e-9), threads));
+  return out;
+}
+
+void tokenizer_metrics(const Tokenizer& tokenizer, const std::vector<Document>& docs, PrepareStats& stats) {
+  std::size_t words = 0;
+  std::size_t pieces = 0;
+  std::size_t continued = 0;
+  for (const auto& d : docs) {
+    std::size_t start = 0;
+    const std::string& t = d.text;
+    while (words < kMetricWords && start < t.size()) {
+      start = t.find_first_not_of(" \t\r\n", start);
+      if (start == std::string::npos) break;
+      auto end = t.find_first_of(" \t\r\n", start);
+      if (end == std::string::npos) end = t.size();
+      const std::size_t n = tokenizer.encode(std::string_view(t).substr(start, end - start)).size();
+      ++words;
+      pieces += n;
+      continued += n >= 2 ? 1 : 0;
+      start = end;
+    }
+    if (words >= kMetricWords) break;
+  }
+  stats.subword_fertility = words != 0 ? static_cast<double>(pieces) / static_cast<double>(words) : 0;
+  stats.continued_words = words != 0 ? static_cast<double>(continued) / static_cast<double>(words) : 0;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.flush();
+  if (!out) throw DataError(fmt::format("{}: write failed", path.string()));
+}
+
+nlohmann::json stats_json(const PrepareStats& s) {
+  return {{"files", s.files},
+          {"documents", s.documents},
+          {"duplicates_removed", s.duplicates_removed},
+          {"skipped", s.skipped},
+          {"characters", s.characters},
+          {"bytes", s.bytes},
+          {"tokens", s.tokens},
+          {"characters_per_token", s.characters_per_token},
+          {"subword_fertility", s.subword_fertility},
+          {"continued_words", s.continued_words},
+          {"unknown_or_byte_rate", s.unknown_or_byte_rate},
+          {"train_tokens", s.train_tokens},
+          {"validation_tokens", s.validation_tokens}};
+}
+
+PrepareStats stats_from_json(const nlohmann::json& j) {
+  PrepareStats s;
+  s.files = j.at("files");
+  s.documents = j.at("documents");
+  s.duplicates_removed = j.at("duplicates_removed");
+  s.skipped = j.at("skipped").get<std::map<std::string, std::uint64_t>>();
+  s.characters = j.at("characters");
+  s.bytes = j.at("bytes");
+  s.tokens = j.at("tokens");
+  s.characters_per_token = j.at("characters_per_token");
+  s.subword_fertility = j.at("subword_fertility");
+  s.continued_words = j.at("continued_words");
+  s.unknown_or_byte_rate = j.at("unknown_or_byte_rate");
+  s.train_tokens = j.at("train_tokens");
+  s.validation_tokens = j.at("validation_tokens");
+  return s;
+}
+
+nlohmann::json split_json(const SplitInfo& s) {
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& sh : s.shards) shards.push_back({{"file", sh.file}, {"tokens", sh.tokens}});
+  return {{"documents", s.documents}, {"tokens", s.tokens}, {"shards", shards}};
+}
+
+// Removes the .tmp-PID / .old-PID siblings of `dir` left by runs that were killed.
+void remove_leftovers(const fs::path& dir) {
+  const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent)) return;
+  const std::string stem = dir.filename().string();
+  for (const auto& entry : fs::directory_iterator(parent)) {
+    const std::string name = entry.path().filename().string();
+    for (const char* tag : {".tmp-", ".old-"}) {
+      const std::string prefix = stem + tag;
+      if (name.rfind(prefix, 0) != 0) continue;
+      const std::string pid_text = name.substr(prefix.size());
+      if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+      const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+      if (pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(entry.path());
+    }
+  }
+}
+
+}  // namespace
+
+PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
+  const config::DataConfig& d = experiment.data;
+  const fs::path dir = d.dir;
+  const auto files = resolve_sources(d);
+  std::optional<Tokenizer> given;
+  if (d.tokenizer != "train") given = Tokenizer::load(d.tokenizer);
+
+  PrepareResult result;
+  result.dir = dir;
+  result.fingerprint = fingerprint_of(d, files, given ? given->hash() : "");
+  if (fs::exists(dir / "meta.json")) {
+    try {
+      std::ifstream in(dir / "meta.json");
+      const auto meta = nlohmann::json::parse(in);
+      if (meta.at("fingerprint") == result.fingerprint) {
+        result.reused = true;
+        result.tokenizer_hash = meta.at("tokenizer_hash");
+        result.stats = stats_from_json(meta.at("stats"));
+        return result;
+      }
+    } catch (const nlohmann::json::exception&) {
+      // An unreadable meta.json is rebuilt like a stale one.
+    }
+  }
+
+  support::Progress progress(log);
+  const int threads = d.threads > 0 ? static_cast<int>(d.threads)
+                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  PrepareStats& stats = result.stats;
+  stats.files = files.size();
+
+  // Read, deduplicate by content, split by content hash (stable under reordering).
+  DocumentReader reader(d);
+  std::vector<Document> all;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    reader.read(files[i], all);
+    progress.update(fmt::format("reading {}/{} files, {} documents", i + 1, files.size(), all.size()));
+  }
+  for (const auto& [reason, n] : reader.skipped()) stats.skipped[reason] = n;
+  std::vector<Document> train;
+  std::vector<Document> validation;
+  std::unordered_set<std::string> seen;
+  const auto threshold = static_cast<std::uint64_t>(d.validation_fraction * 18446744073709551615.0);
+  for (auto& doc : all) {
+    const auto digest = support::sha256(doc.text);
+    if (d.deduplicate && !seen.insert(support::to_hex(digest)).second) {
+      ++stats.duplicates_removed;
+      continue;
+    }
+    // Re-hash with a salt so the split is independent of the dedup key.
+    const auto split_key = support::leading_u64(support::sha256("split:" + doc.text));
+    (split_key < threshold ? validation : train).push_back(std::move(doc));
+  }
+  all.clear();
+  stats.documents = train.size() + validation.size();
+  if (train.empty()) {
+    throw DataError(fmt::format("{}: the corpus is empty after filtering ({} files read; skipped: {})",
+                                experiment.path, files.size(), nlohmann::json(stats.skipped).dump()));
+  }
+  progress.done(fmt::format("read {} files: {} documents ({} train, {} validation), {} duplicates removed",
+                            files.size(), stats.documents, train.size(), validation.size(),
+                            stats.duplicates_removed));
+
+  // Tokenizer.
+  Tokenizer tokenizer = [&] {
+    if (given) return std::move(*given);
+    progress.done(fmt::format("training a {} tokenizer, {} pieces, on up to {} lines of the training split...",
+                              d.tokenizer_model, d.vocab_size, d.tokenizer_max_lines));
+    return Tokenizer::train(train, {d.tokenizer_model, static_cast<int>(d.vocab_size),
+                                    static_cast<std::size_t>(d.tokenizer_max_lines), threads});
+  }();
+  result.tokenizer_hash = tokenizer.hash();
+
+  // Build in a temporary directory next to the destination.
+  remove_leftovers(dir);
+  const fs::path tmp = fs::path(dir.string() + fmt::format(".tmp-{}", getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  write_text(tmp / "tokenizer.model", tokenizer.model_bytes());
+  const int token_bytes = tokenizer.vocab_size() <= 65536 ? 2 : 4;
+
+  std::uint64_t unknown_or_byte = 0;
+  auto write_split = [&](const std::vector<Document>& docs, const std::string& name) {
+    std::uint64_t bytes = 0;
+    for (const auto& doc : docs) bytes += doc.text.size();
+    auto encoded = encode_all(tokenizer, docs, threads, progress, bytes);
+    ShardWriter writer(tmp, name, token_bytes, kMaxShardTokens);
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      stats.characters += code_points(docs[i].text);
+      stats.bytes += docs[i].text.size();
+      for (int id : encoded[i]) unknown_or_byte += (id == Tokenizer::kUnk || tokenizer.is_byte(id)) ? 1 : 0;
+      encoded[i].push_back(Tokenizer::kEos);  // documents are joined by </s>
+      writer.append(encoded[i]);
+    }
+    return writer.finish(docs.size());
+  };
+  const SplitInfo train_info = write_split(train, "train");
+  const SplitInfo val_info = write_split(validation, "val");
+  stats.train_tokens = train_info.tokens;
+  stats.validation_tokens = val_info.tokens;
+  stats.tokens = train_info.tokens + val_info.tokens;
+  const std::uint64_t separators = stats.documents;
+  stats.characters_per_token =
+      static_cast<double>(stats.characters) / static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
+  stats.unknown_or_byte_rate =
+      static_cast<double>(unknown_or_byte) / static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
+  tokenizer_metrics(tokenizer, validation.empty() ? train : validation, stats);
+
+  nlohmann::json meta = {{"format_version", kDataFormatVersion},
+                         {"fingerprint", result.fingerprint},
+                         {"tokenizer_hash", tokenizer.hash()},
+                         {"vocab_size", tokenizer.vocab_size()},
+                         {"token_bytes", token_bytes},
+                         {"eos_id", Tokenizer::kEos},
+                         {"splits", {{"train", split_json(train_info)}, {"val", split_json(val_info)}}},
+                         {"stats", stats_json(stats)},
+                         {"experiment", experiment.path}};
+  for (const auto& f : files) meta["sources"].push_back(f.path.string());
+  write_text(tmp / "meta.json", meta.dump(2) + "\n");  // last: its presence marks a complete data set
+
+  // Swap into place: the old data set (if any) is moved aside first, then removed.
+  const fs::path old = fs::path(dir.string() + fmt::format(".old-{}", getpid()));
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
+  if (fs::exists(dir)) fs::rename(dir, old);
+  fs::rename(tmp, dir);
+  fs::remove_all(old);
+  return result;
+}
+
+void print_stats(const PrepareResult& r, std::FILE* out) {
+  const PrepareStats& s = r.stats;
+  (void)std::fprintf(out, "%s", fmt::format("data set {} ({})\n", r.dir.string(), r.reused ? "reused: inputs unchanged" : "prepared").c_str());
+  std::string skipped;
+  for (const auto& [reason, n] : s.skipped) skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", n, reason);
+  const std::string text = fmt::format(
+      "  files                {}\n"
+      "  documents            {} (duplicates removed {}; skipped: {})\n"
+      "  characters           {} ({} bytes)\n"
+      "  tokens               {} (train {}, validation {})\n"
+      "  characters/token     {:.3f}\n"
+      "  subword fertility    {:.3f} tokens per word\n"
+      "  continued words      {:.2f}%\n"
+      "  unknown/byte tokens  {:.4f}%\n"
+      "  tokenizer            sha256 {}\n"
+      "  fingerprint          {}\n",
+      s.files, s.documents, s.duplicates_removed, skipped.empty() ? "none" : skipped, s.characters, s.bytes, s.tokens,
+      s.train_tokens, s.validation_tokens, s.characters_per_token, s.subword_fertility, 100 * s.continued_words,
+      100 * s.unknown_or_byte_rate, r.tokenizer_hash, r.fingerprint);
+  (void)std::fputs(text.c_str(), out);
+}
+
+}  // namespace hpctrain::data

@@ -1,0 +1,49 @@
+// `hpctrain prepare`: corpus -> documents -> exact-duplicate removal ->
+// train/validation split by document -> tokenizer -> packed token shards, with
+// statistics. Deterministic, and idempotent: a data set whose fingerprint (the
+// data config and the input files' names, sizes and modification times) matches
+// is reused. Built in a temporary directory renamed into place at the end, so an
+// interrupted run never leaves a data set that looks complete.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "config/experiment.h"
+
+namespace hpctrain::data {
+
+struct PrepareStats {
+  std::uint64_t files = 0;
+  std::uint64_t documents = 0;            // kept, both splits
+  std::uint64_t duplicates_removed = 0;
+  std::map<std::string, std::uint64_t> skipped;  // reason -> count
+  std::uint64_t characters = 0;           // Unicode code points
+  std::uint64_t bytes = 0;
+  std::uint64_t tokens = 0;               // both splits, with separators
+  double characters_per_token = 0;
+  // Seed 004's tokenizer metrics, on a sample of whitespace-separated words:
+  double subword_fertility = 0;           // tokens per word
+  double continued_words = 0;             // share of words split into 2+ tokens
+  double unknown_or_byte_rate = 0;        // share of all tokens that are <unk> or byte fallback
+  std::uint64_t train_tokens = 0;
+  std::uint64_t validation_tokens = 0;
+};
+
+struct PrepareResult {
+  std::filesystem::path dir;
+  bool reused = false;
+  std::string fingerprint;
+  std::string tokenizer_hash;
+  PrepareStats stats;
+};
+
+PrepareResult prepare(const config::Experiment& experiment, std::FILE* log);
+
+// Prints the statistics table.
+void print_stats(const PrepareResult& result, std::FILE* out);
+
+}  // namespace hpctrain::data

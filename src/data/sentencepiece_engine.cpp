@@ -1,0 +1,51 @@
+#include "data/sentencepiece_engine.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "data/data_error.h"
+
+namespace hpctrain::data {
+namespace {
+
+std::filesystem::path plugin_path() {
+  constexpr const char* kName = "libhpctrain_sentencepiece.so";
+  if (const char* explicit_path = std::getenv("HPCTRAIN_SENTENCEPIECE_PLUGIN")) return explicit_path;
+  std::error_code ec;
+  const auto exe_dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const auto& dir : {exe_dir, exe_dir.parent_path(), exe_dir.parent_path() / "lib"}) {
+    if (std::filesystem::exists(dir / kName)) return dir / kName;
+  }
+  return std::filesystem::path(HPCTRAIN_PLUGIN_DIR) / kName;  // the build tree
+}
+
+// Closes the plugin after the engine it made is gone.
+struct PluginHandle {
+  void* handle;
+  ~PluginHandle() { dlclose(handle); }
+};
+
+}  // namespace
+
+std::shared_ptr<SentencePieceEngine> load_sentencepiece_engine() {
+  const auto path = plugin_path();
+  // RTLD_DEEPBIND: the plugin's libsentencepiece binds to its own protobuf, and
+  // RTLD_LOCAL keeps those symbols out of everyone else's way.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (handle == nullptr) {
+    throw DataError(fmt::format("cannot load the SentencePiece plugin {}: {} (set HPCTRAIN_SENTENCEPIECE_PLUGIN)",
+                                path.string(), dlerror()));
+  }
+  auto plugin = std::make_shared<PluginHandle>(PluginHandle{handle});
+  using Factory = SentencePieceEngine* (*)();
+  auto* factory = reinterpret_cast<Factory>(dlsym(handle, "hpctrain_new_sentencepiece_engine"));
+  if (factory == nullptr) throw DataError(fmt::format("{}: not an hpctrain SentencePiece plugin", path.string()));
+  SentencePieceEngine* engine = factory();
+  // The deleter holds the plugin open for as long as the engine lives.
+  return std::shared_ptr<SentencePieceEngine>(engine, [plugin](SentencePieceEngine* e) { delete e; });
+}
+
+}  // namespace hpctrain::data

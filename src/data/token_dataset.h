@@ -1,0 +1,48 @@
+// Read access to one split of a prepared data set: the shards are memory-mapped
+// (never read whole into RAM) and cut into fixed-length samples of seq_len + 1
+// tokens: sample i of a shard covers tokens [i*seq_len, i*seq_len + seq_len], so
+// consecutive samples share one boundary token and inputs/targets are the sample
+// shifted by one. Samples never span two shards.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace hpctrain::data {
+
+class TokenDataset {
+ public:
+  // Throws DataError when meta.json is missing or malformed, a shard is missing
+  // or has the wrong size, or `expected_tokenizer_hash` (when not empty) differs.
+  TokenDataset(const std::filesystem::path& dir, const std::string& split, std::size_t seq_len,
+               const std::string& expected_tokenizer_hash = {});
+  ~TokenDataset();
+  TokenDataset(const TokenDataset&) = delete;
+  TokenDataset& operator=(const TokenDataset&) = delete;
+
+  [[nodiscard]] std::size_t size() const { return total_samples_; }  // samples
+  [[nodiscard]] std::size_t seq_len() const { return seq_len_; }
+  [[nodiscard]] int vocab_size() const { return vocab_size_; }
+  [[nodiscard]] const std::string& tokenizer_hash() const { return tokenizer_hash_; }
+
+  // Writes the seq_len + 1 tokens of sample `index` to `out`.
+  void read(std::size_t index, std::int64_t* out) const;
+
+ private:
+  struct Shard {
+    const unsigned char* data = nullptr;
+    std::size_t bytes = 0;
+    std::size_t samples = 0;
+    std::size_t first_sample = 0;
+  };
+  std::vector<Shard> shards_;
+  std::size_t seq_len_;
+  std::size_t total_samples_ = 0;
+  int token_bytes_ = 2;
+  int vocab_size_ = 0;
+  std::string tokenizer_hash_;
+};
+
+}  // namespace hpctrain::data

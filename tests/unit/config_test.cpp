@@ -1,0 +1,87 @@
+// The experiment schema: defaults, overrides, and errors located at
+// file:line:column (or at the --set that caused them).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/config_error.h"
+#include "config/experiment.h"
+
+namespace hpctrain::config {
+namespace {
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  std::string write(const std::string& text) {
+    std::ofstream(path_) << text;
+    return path_.string();
+  }
+  std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+    try {
+      load_experiment(write(text), overrides);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  std::filesystem::path path_ = std::filesystem::temp_directory_path() /
+                                ("hpctrain-config-test-" + std::to_string(::getpid()) + ".toml");
+  ~ConfigTest() override { std::filesystem::remove(path_); }
+};
+
+TEST_F(ConfigTest, DefaultsFillEveryKey) {
+  const auto e = load_experiment(write("[data]\nvocab_size = 4096\n"));
+  EXPECT_EQ(e.job.name, path_.stem().string());
+  EXPECT_EQ(e.job.run_dir, "runs/" + e.job.name);
+  EXPECT_EQ(e.data.vocab_size, 4096);
+  EXPECT_EQ(e.data.seq_len, 256);
+  EXPECT_EQ(e.data.sources, std::vector<std::string>{"@python-stdlib"});
+  EXPECT_NE(e.resolved_toml.find("vocab_size = 4096"), std::string::npos) << e.resolved_toml;
+  EXPECT_NE(e.resolved_toml.find("seq_len = 256"), std::string::npos) << e.resolved_toml;
+}
+
+TEST_F(ConfigTest, CommandLineBeatsFileBeatsDefault) {
+  const auto e = load_experiment(write("[data]\nvocab_size = 4096\nseq_len = 64\n"),
+                                 {"data.vocab_size=1024", "job.name=override", "data.glob=*.txt"});
+  EXPECT_EQ(e.data.vocab_size, 1024);
+  EXPECT_EQ(e.data.seq_len, 64);
+  EXPECT_EQ(e.job.name, "override");
+  EXPECT_EQ(e.data.glob, "*.txt");  // a bare string needs no TOML quotes
+  EXPECT_EQ(e.data.dir, "data/override");
+}
+
+TEST_F(ConfigTest, SyntaxErrorsCarryLineAndColumn) {
+  EXPECT_EQ(error_of("[data]\nseq_len = = 3\n").rfind(path_.string() + ":2:11: ", 0), 0U) << error_of("[data]\nseq_len = = 3\n");
+}
+
+TEST_F(ConfigTest, WrongTypesAndRangesCarryLineAndColumn) {
+  EXPECT_EQ(error_of("[job]\nseed = 1\n\n[data]\n  vocab_size = \"big\"\n"),
+            path_.string() + ":5:16: data.vocab_size: expected an integer, got a string");
+  EXPECT_EQ(error_of("[data]\nvalidation_fraction = 0.9\n"),
+            path_.string() + ":2:23: data.validation_fraction: 0.9 is out of range [0, 0.5]");
+  EXPECT_EQ(error_of("[data]\nsources = [\"a\", 3]\n"),
+            path_.string() + ":2:17: data.sources: expected an array of strings, but an element is an integer");
+}
+
+TEST_F(ConfigTest, UnknownKeysAndSectionsSuggestTheClosest) {
+  EXPECT_EQ(error_of("[data]\nvocab_sise = 4096\n"),
+            path_.string() + ":2:1: unknown key data.vocab_sise (did you mean data.vocab_size?)");
+  EXPECT_EQ(error_of("[dta]\n"), path_.string() + ":1:1: unknown section [dta] (did you mean [data]?)");
+  EXPECT_EQ(error_of("[data]\ntokenizer_model = \"bep\"\n"),
+            path_.string() + ":2:19: data.tokenizer_model: 'bep' is not one of bpe, unigram (did you mean 'bpe'?)");
+}
+
+TEST_F(ConfigTest, OverrideErrorsNameTheOverride) {
+  EXPECT_EQ(error_of("", {"data.vocab_size=12"}),
+            "--set data.vocab_size=12: data.vocab_size: 12 is out of range [300, 1048576]");
+  EXPECT_EQ(error_of("", {"vocab_size=12"}), "--set vocab_size=12: expected section.key=value");
+  EXPECT_EQ(error_of("", {"data.seq_len=long"}), "--set data.seq_len=long: data.seq_len: expected an integer, got a string");
+}
+
+TEST_F(ConfigTest, MissingFileIsNamed) {
+  EXPECT_THROW(load_experiment("/nonexistent/exp.toml"), ConfigError);
+}
+
+}  // namespace
+}  // namespace hpctrain::config

@@ -1,0 +1,170 @@
+// The data pipeline end to end on small corpora made in a temporary directory:
+// tokenizer round trips, bad-input policy, idempotent preparation, the loader.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/experiment.h"
+#include "data/data_error.h"
+#include "data/prepare.h"
+#include "data/sources.h"
+#include "data/token_dataset.h"
+#include "data/tokenizer.h"
+
+namespace hpctrain::data {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kCode =
+    "import os\n\n\nclass Greeter:\n    \"\"\"Says hello.\"\"\"\n\n    def greet(self, name):\n"
+    "        if name:\n            return f'hello, {name}!'\n\t\treturn None  # tabs, too\n    \n"
+    "def main():\n    print(Greeter().greet('wörld ✓'))   \n\n\n";
+
+class DataPipelineTest : public ::testing::Test {
+ protected:
+  DataPipelineTest() {
+    fs::create_directories(root_ / "corpus" / "pkg");
+    // Real code for the tokenizer to learn from: a few standard library modules.
+    for (const char* name : {"textwrap.py", "shlex.py", "fnmatch.py", "glob.py", "colorsys.py"}) {
+      fs::copy_file(python_stdlib_dir() / name, root_ / "corpus" / "pkg" / name);
+    }
+    file("corpus/greeter.py", kCode);
+    file("corpus/copy_of_greeter.py", kCode);  // an exact duplicate
+  }
+  ~DataPipelineTest() override { fs::remove_all(root_); }
+
+  void file(const std::string& relative, const std::string& content) {
+    fs::create_directories((root_ / relative).parent_path());
+    std::ofstream(root_ / relative, std::ios::binary) << content;
+  }
+
+  config::Experiment experiment(const std::vector<std::string>& extra = {}) {
+    file("exp.toml", "[job]\nname = \"t\"\n[data]\nvocab_size = 600\ntokenizer_max_lines = 1000\nseq_len = 16\n");
+    std::vector<std::string> overrides = {"data.sources=[\"" + (root_ / "corpus").string() + "\"]",
+                                          "data.dir=" + (root_ / "prepared").string()};
+    overrides.insert(overrides.end(), extra.begin(), extra.end());
+    return config::load_experiment((root_ / "exp.toml").string(), overrides);
+  }
+
+  std::string error_of(const std::vector<std::string>& extra) {
+    try {
+      prepare(experiment(extra), log_);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+
+  fs::path root_ = fs::temp_directory_path() / ("hpctrain-data-test-" + std::to_string(getpid()));
+  std::FILE* log_ = std::tmpfile();
+};
+
+TEST_F(DataPipelineTest, CodeRoundTripsWithIndentationAndBlankLines) {
+  auto result = prepare(experiment(), log_);
+  const Tokenizer tokenizer = Tokenizer::load(result.dir / "tokenizer.model");
+  EXPECT_EQ(tokenizer.decode(tokenizer.encode(kCode)), kCode);
+  const std::string odd = "\n\n  \n\t\tx = '\\x00'  \r\n    # ∑ 🚀 — unseen characters fall back to bytes\n";
+  EXPECT_EQ(tokenizer.decode(tokenizer.encode(odd)), odd);
+  const auto ids = tokenizer.encode("a\nb");
+  EXPECT_EQ(ids.size(), 3U) << "a newline is one token";
+}
+
+TEST_F(DataPipelineTest, PreparesCountsAndReusesAnUnchangedDataSet) {
+  const auto first = prepare(experiment(), log_);
+  EXPECT_FALSE(first.reused);
+  EXPECT_EQ(first.stats.files, 7U);
+  EXPECT_EQ(first.stats.duplicates_removed, 1U);
+  EXPECT_EQ(first.stats.documents, 6U);
+  EXPECT_GT(first.stats.tokens, 1000U);
+  EXPECT_GT(first.stats.characters_per_token, 1.0);
+  EXPECT_GE(first.stats.subword_fertility, 1.0);
+  EXPECT_TRUE(fs::exists(first.dir / "meta.json"));
+
+  const auto again = prepare(experiment(), log_);
+  EXPECT_TRUE(again.reused);
+  EXPECT_EQ(again.fingerprint, first.fingerprint);
+  EXPECT_EQ(again.stats.tokens, first.stats.tokens);
+
+  file("corpus/new.py", "print('new input')\n");
+  const auto changed = prepare(experiment(), log_);
+  EXPECT_FALSE(changed.reused);
+  EXPECT_NE(changed.fingerprint, first.fingerprint);
+}
+
+TEST_F(DataPipelineTest, PreparationIsDeterministic) {
+  const auto a = prepare(experiment(), log_);
+  const auto a_meta = a.tokenizer_hash;
+  fs::remove_all(a.dir);
+  const auto b = prepare(experiment(), log_);
+  EXPECT_EQ(b.tokenizer_hash, a_meta);
+  EXPECT_EQ(b.stats.tokens, a.stats.tokens);
+}
+
+TEST_F(DataPipelineTest, LoaderReadsFixedLengthSamplesFromTheShards) {
+  const auto result = prepare(experiment(), log_);
+  const TokenDataset train(result.dir, "train", 16, result.tokenizer_hash);
+  EXPECT_EQ(train.size(), (result.stats.train_tokens - 1) / 16);
+  std::vector<std::int64_t> a(17), b(17);
+  train.read(0, a.data());
+  train.read(1, b.data());
+  EXPECT_EQ(a[16], b[0]) << "consecutive samples share their boundary token";
+  for (auto t : a) EXPECT_LT(t, train.vocab_size());
+  EXPECT_THROW(train.read(train.size(), a.data()), DataError);
+}
+
+TEST_F(DataPipelineTest, ShardsFromAnotherTokenizerAreRefused) {
+  const auto result = prepare(experiment(), log_);
+  try {
+    const TokenDataset wrong(result.dir, "train", 16, std::string(64, '0'));
+    FAIL() << "accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("were made with tokenizer " + result.tokenizer_hash), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(DataPipelineTest, TruncatedShardIsNamed) {
+  const auto result = prepare(experiment(), log_);
+  fs::resize_file(result.dir / "train-000.bin", 10);
+  try {
+    const TokenDataset broken(result.dir, "train", 16);
+    FAIL() << "accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("train-000.bin: 10 bytes"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(DataPipelineTest, BadInputIsSkippedAndCountedOrNamedWithItsLine) {
+  file("corpus/blob.py", std::string("abc\0def", 7));
+  file("corpus/latin1.py", "ok = 1\nname = 'caf\xe9'\n");
+  file("corpus/docs.jsonl", "{\"text\": \"good line\"}\nnot json\n{\"body\": \"no text field\"}\n[1, 2]\n");
+  const auto result = prepare(experiment({"data.glob=*"}), log_);
+  EXPECT_EQ(result.stats.skipped.at("binary file"), 1U);
+  EXPECT_EQ(result.stats.skipped.at("not UTF-8"), 1U);
+  EXPECT_EQ(result.stats.skipped.at("JSONL line is not JSON"), 1U);
+  EXPECT_EQ(result.stats.skipped.at("JSONL line without the text field"), 2U);
+
+  const std::string strict = error_of({"data.glob=*", "data.on_bad_input=error"});
+  EXPECT_NE(strict.find((root_ / "corpus/blob.py").string() + ": binary file (NUL byte at offset 3)"),
+            std::string::npos)
+      << strict;
+  fs::remove(root_ / "corpus/blob.py");
+  const std::string jsonl = error_of({"data.glob=*.jsonl", "data.on_bad_input=error"});
+  EXPECT_NE(jsonl.find((root_ / "corpus/docs.jsonl").string() + ":2: not JSON"), std::string::npos) << jsonl;
+  fs::remove(root_ / "corpus/docs.jsonl");
+  const std::string utf8 = error_of({"data.glob=latin1.py", "data.on_bad_input=error"});
+  EXPECT_NE(utf8.find((root_ / "corpus/latin1.py").string() + ":2: invalid UTF-8"), std::string::npos) << utf8;
+}
+
+TEST_F(DataPipelineTest, MissingPathsAndEmptyCorporaAreErrors) {
+  EXPECT_EQ(error_of({"data.sources=[\"/no/such/dir\"]"}), "data.sources: '/no/such/dir' does not exist");
+  EXPECT_NE(error_of({"data.glob=*.nothing"}).find("matches data.glob '*.nothing'"), std::string::npos);
+  file("empty/blank.txt", "");
+  const std::string empty = error_of({"data.sources=[\"" + (root_ / "empty").string() + "\"]"});
+  EXPECT_NE(empty.find("the corpus is empty after filtering"), std::string::npos) << empty;
+}
+
+}  // namespace
+}  // namespace hpctrain::data

@@ -10,20 +10,20 @@
 namespace hpctrain::config {
 
 struct JobConfig {
-  std::string name;      // default: the experiment file's stem
+  std::string name;  // default: the experiment file's stem
   std::uint64_t seed = 1234;
-  std::string run_dir;   // default: runs/<name>
+  std::string run_dir;  // default: runs/<name>
 };
 
 struct DataConfig {
   // Files or directories; "@python-stdlib" names the quickstart corpus, the
   // Python standard library sources (resolved by data::resolve_source).
   std::vector<std::string> sources{"@python-stdlib"};
-  std::string glob = "*";               // file-name pattern inside directories
+  std::string glob = "*";  // file-name pattern inside directories
   bool recursive = true;
-  std::string format = "auto";          // auto (by extension), text, jsonl
-  std::string text_field = "text";      // the JSONL field holding the document
-  std::string on_bad_input = "skip";    // skip (and count) or error
+  std::string format = "auto";        // auto (by extension), text, jsonl
+  std::string text_field = "text";    // the JSONL field holding the document
+  std::string on_bad_input = "skip";  // skip (and count) or error
   std::int64_t min_document_bytes = 1;
   std::int64_t max_document_bytes = 1 << 20;
   bool deduplicate = true;
@@ -33,15 +33,15 @@ struct DataConfig {
   std::string tokenizer_model = "bpe";  // bpe or unigram
   std::int64_t vocab_size = 8192;
   std::int64_t tokenizer_max_lines = 400000;  // lines sampled to train the tokenizer
-  std::int64_t threads = 0;             // 0: every core
+  std::int64_t threads = 0;                   // 0: every core
   std::int64_t seq_len = 256;
-  double mlm_probability = 0.15;        // of non-special tokens
-  double mlm_mask_fraction = 0.8;       // of chosen tokens: replaced by the mask token
-  double mlm_random_fraction = 0.1;     // ... by a random token; the rest are kept
+  double mlm_probability = 0.15;     // of non-special tokens
+  double mlm_mask_fraction = 0.8;    // of chosen tokens: replaced by the mask token
+  double mlm_random_fraction = 0.1;  // ... by a random token; the rest are kept
 };
 
 struct Experiment {
-  std::string path;           // the experiment file
+  std::string path;  // the experiment file
   JobConfig job;
   DataConfig data;
   std::string resolved_toml;  // every key, after overrides and defaults

@@ -35,8 +35,8 @@ SectionReader::SectionReader(const toml::table& root, std::string section, toml:
   if (const toml::node* node = root.get(section_)) {
     table_ = node->as_table();
     if (table_ == nullptr) {
-      throw ConfigError(fmt::format("{}: [{}] must be a table, not {}", location(node->source()), section_,
-                                    type_name(*node)));
+      throw ConfigError(
+          fmt::format("{}: [{}] must be a table, not {}", location(node->source()), section_, type_name(*node)));
     }
   }
   resolved_->insert_or_assign(section_, toml::table{});
@@ -52,8 +52,7 @@ const toml::node* SectionReader::find(const std::string& key) {
   return table_ != nullptr ? table_->get(key) : nullptr;
 }
 
-std::int64_t SectionReader::integer(const std::string& key, std::int64_t fallback, std::int64_t min,
-                                    std::int64_t max) {
+std::int64_t SectionReader::integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max) {
   std::int64_t value = fallback;
   if (const toml::node* node = find(key)) {
     const auto v = node->value_exact<std::int64_t>();

@@ -24,8 +24,8 @@ std::string read_file(const std::filesystem::path& path) {
 
 void DocumentReader::bad(const std::string& where, const std::string& reason, const std::string& detail) {
   if (data_.on_bad_input == "error") {
-    throw DataError(fmt::format("{}: {} (data.on_bad_input = \"error\"; \"skip\" leaves such input out)", where,
-                                detail));
+    throw DataError(
+        fmt::format("{}: {} (data.on_bad_input = \"error\"; \"skip\" leaves such input out)", where, detail));
   }
   ++skipped_[reason];
 }

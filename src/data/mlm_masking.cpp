@@ -17,7 +17,8 @@ void mask_tokens(const MlmMasking& m, std::uint64_t sample_id, std::int64_t* tok
   for (std::size_t i = 0; i < n; ++i) {
     labels[i] = kIgnoreLabel;
     const std::int64_t original = tokens[i];
-    if (original < 0 || static_cast<std::uint64_t>(original) >= vocab || m.special[static_cast<std::size_t>(original)]) {
+    if (original < 0 || static_cast<std::uint64_t>(original) >= vocab ||
+        m.special[static_cast<std::size_t>(original)]) {
       continue;
     }
     std::uint64_t state = mix64(sample_key + i);

@@ -7,7 +7,6 @@
 #include <cerrno>
 
 #include <algorithm>
-#include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -15,6 +14,7 @@
 
 #include "data/data_error.h"
 #include "data/documents.h"
+#include "data/parallel_encode.h"
 #include "data/sources.h"
 #include "data/token_shards.h"
 #include "data/tokenizer.h"
@@ -50,44 +50,6 @@ std::string fingerprint_of(const config::DataConfig& d, const std::vector<Source
 std::uint64_t code_points(const std::string& s) {
   return static_cast<std::uint64_t>(
       std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U; }));
-}
-
-// Encodes every document on `threads` threads; results stay in document order.
-std::vector<std::vector<int>> encode_all(const Tokenizer& tokenizer, const std::vector<Document>& docs, int threads,
-                                         support::Progress& progress, std::uint64_t total_bytes) {
-  std::vector<std::vector<int>> out(docs.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::uint64_t> bytes_done{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  const auto start = std::chrono::steady_clock::now();
-  auto worker = [&](bool report) {
-    try {
-      for (std::size_t i = next++; i < docs.size(); i = next++) {
-        out[i] = tokenizer.encode(docs[i].text);
-        bytes_done += docs[i].text.size();
-        if (report) {
-          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          progress.update(fmt::format("tokenizing: {:.1f}/{:.1f} MB, {:.1f} MB/s", bytes_done.load() / 1e6,
-                                      static_cast<double>(total_bytes) / 1e6, bytes_done.load() / 1e6 / s));
-        }
-      }
-    } catch (...) {
-      const std::lock_guard lock(failure_mutex);
-      failure = std::current_exception();
-      next = docs.size();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, false);
-  worker(true);  // the calling thread tokenizes too, and reports
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  progress.done(fmt::format("tokenized {} documents, {:.1f} MB in {:.1f} s ({:.1f} MB/s, {} threads)", docs.size(),
-                            static_cast<double>(total_bytes) / 1e6, seconds,
-                            static_cast<double>(bytes_done.load()) / 1e6 / std::max(seconds, 1e-9), threads));
-  return out;
 }
 
 void tokenizer_metrics(const Tokenizer& tokenizer, const std::vector<Document>& docs, PrepareStats& stats) {
@@ -207,8 +169,8 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   }
 
   support::Progress progress(log);
-  const int threads = d.threads > 0 ? static_cast<int>(d.threads)
-                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads =
+      d.threads > 0 ? static_cast<int>(d.threads) : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   PrepareStats& stats = result.stats;
   stats.files = files.size();
 
@@ -237,12 +199,11 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   all.clear();
   stats.documents = train.size() + validation.size();
   if (train.empty()) {
-    throw DataError(fmt::format("{}: the corpus is empty after filtering ({} files read; skipped: {})",
-                                experiment.path, files.size(), nlohmann::json(stats.skipped).dump()));
+    throw DataError(fmt::format("{}: the corpus is empty after filtering ({} files read; skipped: {})", experiment.path,
+                                files.size(), nlohmann::json(stats.skipped).dump()));
   }
   progress.done(fmt::format("read {} files: {} documents ({} train, {} validation), {} duplicates removed",
-                            files.size(), stats.documents, train.size(), validation.size(),
-                            stats.duplicates_removed));
+                            files.size(), stats.documents, train.size(), validation.size(), stats.duplicates_removed));
 
   // Tokenizer.
   Tokenizer tokenizer = [&] {
@@ -266,7 +227,16 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   auto write_split = [&](const std::vector<Document>& docs, const std::string& name) {
     std::uint64_t bytes = 0;
     for (const auto& doc : docs) bytes += doc.text.size();
-    auto encoded = encode_all(tokenizer, docs, threads, progress, bytes);
+    const auto start = std::chrono::steady_clock::now();
+    auto encoded = encode_documents(tokenizer, docs, threads, [&](std::uint64_t done) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      progress.update(fmt::format("tokenizing {}: {:.1f}/{:.1f} MB, {:.1f} MB/s", name, static_cast<double>(done) / 1e6,
+                                  static_cast<double>(bytes) / 1e6, static_cast<double>(done) / 1e6 / s));
+    });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    progress.done(fmt::format("tokenized {} {} documents, {:.1f} MB in {:.1f} s ({:.1f} MB/s, {} threads)", docs.size(),
+                              name, static_cast<double>(bytes) / 1e6, seconds,
+                              static_cast<double>(bytes) / 1e6 / std::max(seconds, 1e-9), threads));
     ShardWriter writer(tmp, name, token_bytes, kMaxShardTokens);
     for (std::size_t i = 0; i < docs.size(); ++i) {
       stats.characters += code_points(docs[i].text);
@@ -283,8 +253,8 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   stats.validation_tokens = val_info.tokens;
   stats.tokens = train_info.tokens + val_info.tokens;
   const std::uint64_t separators = stats.documents;
-  stats.characters_per_token =
-      static_cast<double>(stats.characters) / static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
+  stats.characters_per_token = static_cast<double>(stats.characters) /
+                               static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
   stats.unknown_or_byte_rate =
       static_cast<double>(unknown_or_byte) / static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
   tokenizer_metrics(tokenizer, validation.empty() ? train : validation, stats);
@@ -312,7 +282,9 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
 
 void print_stats(const PrepareResult& r, std::FILE* out) {
   const PrepareStats& s = r.stats;
-  (void)std::fprintf(out, "%s", fmt::format("data set {} ({})\n", r.dir.string(), r.reused ? "reused: inputs unchanged" : "prepared").c_str());
+  (void)std::fprintf(
+      out, "%s",
+      fmt::format("data set {} ({})\n", r.dir.string(), r.reused ? "reused: inputs unchanged" : "prepared").c_str());
   std::string skipped;
   for (const auto& [reason, n] : s.skipped) skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", n, reason);
   const std::string text = fmt::format(

@@ -18,17 +18,17 @@ namespace hpctrain::data {
 
 struct PrepareStats {
   std::uint64_t files = 0;
-  std::uint64_t documents = 0;            // kept, both splits
+  std::uint64_t documents = 0;  // kept, both splits
   std::uint64_t duplicates_removed = 0;
   std::map<std::string, std::uint64_t> skipped;  // reason -> count
-  std::uint64_t characters = 0;           // Unicode code points
+  std::uint64_t characters = 0;                  // Unicode code points
   std::uint64_t bytes = 0;
-  std::uint64_t tokens = 0;               // both splits, with separators
+  std::uint64_t tokens = 0;  // both splits, with separators
   double characters_per_token = 0;
   // Seed 004's tokenizer metrics, on a sample of whitespace-separated words:
-  double subword_fertility = 0;           // tokens per word
-  double continued_words = 0;             // share of words split into 2+ tokens
-  double unknown_or_byte_rate = 0;        // share of all tokens that are <unk> or byte fallback
+  double subword_fertility = 0;     // tokens per word
+  double continued_words = 0;       // share of words split into 2+ tokens
+  double unknown_or_byte_rate = 0;  // share of all tokens that are <unk> or byte fallback
   std::uint64_t train_tokens = 0;
   std::uint64_t validation_tokens = 0;
 };

@@ -43,11 +43,12 @@ DistributedSampler::DistributedSampler(std::uint64_t samples, std::uint64_t glob
     : samples_(samples), global_batch_(global_batch), rank_(rank), world_(world), seed_(seed) {
   if (world < 1 || rank < 0 || rank >= world) throw DataError(fmt::format("sampler: rank {} of {}", rank, world));
   if (global_batch == 0 || global_batch % static_cast<std::uint64_t>(world) != 0) {
-    throw DataError(fmt::format("the global batch of {} samples does not divide evenly over {} ranks", global_batch,
-                                world));
+    throw DataError(
+        fmt::format("the global batch of {} samples does not divide evenly over {} ranks", global_batch, world));
   }
   if (samples < global_batch) {
-    throw DataError(fmt::format("the split holds {} samples, fewer than one global batch of {}", samples, global_batch));
+    throw DataError(
+        fmt::format("the split holds {} samples, fewer than one global batch of {}", samples, global_batch));
   }
 }
 
@@ -64,8 +65,8 @@ std::vector<std::uint64_t> DistributedSampler::next() {
 
 void DistributedSampler::restore(const SamplerState& state) {
   if (state.step > steps_per_epoch()) {
-    throw DataError(fmt::format("sampler state step {} is past the {} steps of an epoch", state.step,
-                                steps_per_epoch()));
+    throw DataError(
+        fmt::format("sampler state step {} is past the {} steps of an epoch", state.step, steps_per_epoch()));
   }
   state_ = state;
 }

@@ -23,8 +23,8 @@ SourceFile describe(const fs::path& path, const std::string& format) {
   f.path = path;
   f.format = format_of(path, format);
   f.size = fs::file_size(path);
-  f.mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(fs::last_write_time(path).time_since_epoch())
-                   .count();
+  f.mtime_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(fs::last_write_time(path).time_since_epoch()).count();
   return f;
 }
 
@@ -39,7 +39,8 @@ fs::path python_stdlib_dir() {
     }
   }
   if (found.empty()) {
-    throw DataError("@python-stdlib: no Python 3 standard library under /usr/lib (install python3, or set data.sources)");
+    throw DataError(
+        "@python-stdlib: no Python 3 standard library under /usr/lib (install python3, or set data.sources)");
   }
   std::sort(found.begin(), found.end());
   return found.back();
@@ -56,7 +57,8 @@ std::vector<SourceFile> resolve_sources(const config::DataConfig& data) {
       files.push_back(describe(path, data.format));
       continue;
     }
-    if (!fs::is_directory(status)) throw DataError(fmt::format("data.sources: '{}' is not a file or directory", source));
+    if (!fs::is_directory(status))
+      throw DataError(fmt::format("data.sources: '{}' is not a file or directory", source));
     std::size_t matched = 0;
     auto consider = [&](const fs::directory_entry& entry) {
       if (!entry.is_regular_file()) return;

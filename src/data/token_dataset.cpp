@@ -35,9 +35,10 @@ TokenDataset::TokenDataset(const std::filesystem::path& dir, const std::string& 
     throw DataError(fmt::format("{}: malformed: {}", meta_path.string(), e.what()));
   }
   if (!expected_tokenizer_hash.empty() && expected_tokenizer_hash != tokenizer_hash_) {
-    throw DataError(fmt::format("{}: shards were made with tokenizer {}, but this run uses tokenizer {}; prepare the "
-                                "data again with the same tokenizer",
-                                dir.string(), tokenizer_hash_, expected_tokenizer_hash));
+    throw DataError(
+        fmt::format("{}: shards were made with tokenizer {}, but this run uses tokenizer {}; prepare the "
+                    "data again with the same tokenizer",
+                    dir.string(), tokenizer_hash_, expected_tokenizer_hash));
   }
   if (!meta["splits"].contains(split)) throw DataError(fmt::format("{}: no split '{}'", meta_path.string(), split));
 

@@ -39,8 +39,7 @@ void ShardWriter::append(const std::vector<int>& tokens) {
       close_current();
       open_next();
     }
-    const std::size_t take =
-        std::min<std::size_t>(tokens.size() - next, max_tokens_ - info_.shards.back().tokens);
+    const std::size_t take = std::min<std::size_t>(tokens.size() - next, max_tokens_ - info_.shards.back().tokens);
     buffer_.resize(take * static_cast<std::size_t>(token_bytes_));
     for (std::size_t i = 0; i < take; ++i) {
       auto v = static_cast<std::uint32_t>(tokens[next + i]);

@@ -93,9 +93,10 @@ Tokenizer Tokenizer::from_model(std::string model_bytes, const std::string& orig
     throw DataError(fmt::format("{}: not a SentencePiece model: {}", origin, error));
   }
   if (t.engine_->piece_id("<mask>") != kMask || t.engine_->pad_id() != kPad || t.engine_->eos_id() != kEos) {
-    throw DataError(fmt::format("{}: the model lacks hpctrain's special pieces (<pad> {}, </s> {}, <mask> {}); "
-                                "train it with hpctrain prepare",
-                                origin, kPad, kEos, kMask));
+    throw DataError(
+        fmt::format("{}: the model lacks hpctrain's special pieces (<pad> {}, </s> {}, <mask> {}); "
+                    "train it with hpctrain prepare",
+                    origin, kPad, kEos, kMask));
   }
   t.model_ = std::move(model_bytes);
   t.hash_ = support::to_hex(support::sha256(t.model_));
@@ -120,9 +121,7 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
 
 int Tokenizer::vocab_size() const { return engine_->piece_count(); }
 
-bool Tokenizer::is_special(int id) const {
-  return id == kMask || engine_->is_control(id) || engine_->is_unknown(id);
-}
+bool Tokenizer::is_special(int id) const { return id == kMask || engine_->is_control(id) || engine_->is_unknown(id); }
 
 bool Tokenizer::is_byte(int id) const { return engine_->is_byte(id); }
 

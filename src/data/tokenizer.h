@@ -31,7 +31,6 @@ class Tokenizer {
   static Tokenizer load(const std::filesystem::path& model_file);
   static Tokenizer from_model(std::string model_bytes, const std::string& origin);
 
-
   [[nodiscard]] std::vector<int> encode(std::string_view text) const;
   [[nodiscard]] std::string decode(const std::vector<int>& ids) const;
   [[nodiscard]] int vocab_size() const;

@@ -25,8 +25,8 @@ class ConfigTest : public ::testing::Test {
     }
     return "no error";
   }
-  std::filesystem::path path_ = std::filesystem::temp_directory_path() /
-                                ("hpctrain-config-test-" + std::to_string(::getpid()) + ".toml");
+  std::filesystem::path path_ =
+      std::filesystem::temp_directory_path() / ("hpctrain-config-test-" + std::to_string(::getpid()) + ".toml");
   ~ConfigTest() override { std::filesystem::remove(path_); }
 };
 
@@ -52,7 +52,8 @@ TEST_F(ConfigTest, CommandLineBeatsFileBeatsDefault) {
 }
 
 TEST_F(ConfigTest, SyntaxErrorsCarryLineAndColumn) {
-  EXPECT_EQ(error_of("[data]\nseq_len = = 3\n").rfind(path_.string() + ":2:11: ", 0), 0U) << error_of("[data]\nseq_len = = 3\n");
+  EXPECT_EQ(error_of("[data]\nseq_len = = 3\n").rfind(path_.string() + ":2:11: ", 0), 0U)
+      << error_of("[data]\nseq_len = = 3\n");
 }
 
 TEST_F(ConfigTest, WrongTypesAndRangesCarryLineAndColumn) {
@@ -76,12 +77,11 @@ TEST_F(ConfigTest, OverrideErrorsNameTheOverride) {
   EXPECT_EQ(error_of("", {"data.vocab_size=12"}),
             "--set data.vocab_size=12: data.vocab_size: 12 is out of range [300, 1048576]");
   EXPECT_EQ(error_of("", {"vocab_size=12"}), "--set vocab_size=12: expected section.key=value");
-  EXPECT_EQ(error_of("", {"data.seq_len=long"}), "--set data.seq_len=long: data.seq_len: expected an integer, got a string");
+  EXPECT_EQ(error_of("", {"data.seq_len=long"}),
+            "--set data.seq_len=long: data.seq_len: expected an integer, got a string");
 }
 
-TEST_F(ConfigTest, MissingFileIsNamed) {
-  EXPECT_THROW(load_experiment("/nonexistent/exp.toml"), ConfigError);
-}
+TEST_F(ConfigTest, MissingFileIsNamed) { EXPECT_THROW(load_experiment("/nonexistent/exp.toml"), ConfigError); }
 
 }  // namespace
 }  // namespace hpctrain::config

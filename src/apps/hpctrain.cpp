@@ -1,16 +1,24 @@
 // hpctrain: the trainer binary. Parses the command line, runs one subcommand,
 // and turns any escaping exception into one error line and a non-zero exit.
+#include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "cli/doctor_command.h"
 #include "cli/hostnames_command.h"
 #include "cli/prepare_command.h"
+#include "cli/train_command.h"
 
 int main(int argc, char** argv) {
+  // `hpctrain exp.toml ...` is short for `hpctrain train exp.toml ...`.
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() > 1 && args[1].size() > 5 && args[1].compare(args[1].size() - 5, 5, ".toml") == 0) {
+    args.insert(args.begin() + 1, "train");
+  }
   CLI::App app{"hpctrain: data-parallel language-model training for SLURM clusters"};
   app.require_subcommand(1);
 
@@ -36,12 +44,24 @@ int main(int argc, char** argv) {
   prepare->add_option("EXPERIMENT", experiment_file, "experiment TOML file")->required();
   prepare->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
 
-  CLI11_PARSE(app, argc, argv);
+  auto* train = app.add_subcommand("train", "Train the experiment (hpctrain EXP.toml is short for this)");
+  train->add_option("EXPERIMENT", experiment_file, "experiment TOML file")->required();
+  train->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
+
+  args.erase(args.begin());  // CLI11 takes the arguments without the program name, reversed
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   try {
     if (*hostnames) {
       hpctrain::cli::run_hostnames(expression, std::cout);
     } else if (*hostlist) {
       hpctrain::cli::run_hostlist(expression, std::cout);
+    } else if (*train) {
+      hpctrain::cli::run_train(experiment_file, overrides);
     } else if (*prepare) {
       hpctrain::cli::run_prepare(experiment_file, overrides);
     } else if (*doctor) {
@@ -49,6 +69,10 @@ int main(int argc, char** argv) {
       doctor_options.bandwidth = !no_bandwidth;
       hpctrain::cli::run_doctor(doctor_options);
     }
+  } catch (const c10::Error& e) {  // LibTorch's own errors carry a backtrace we do not print
+    (void)std::fflush(stdout);
+    fmt::print(stderr, "hpctrain: error: {}\n", e.what_without_backtrace());
+    return 1;
   } catch (const std::exception& e) {
     (void)std::fflush(stdout);
     fmt::print(stderr, "hpctrain: error: {}\n", e.what());

@@ -16,7 +16,8 @@ namespace hpctrain::config {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-const std::vector<std::string> kSections = {"job", "data"};
+const std::vector<std::string> kSections = {"job",      "model", "data",    "optimizer", "schedule", "training",
+                                            "parallel", "eval",  "logging", "checkpoint", "slurm"};
 
 toml::table parse_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw ConfigError(fmt::format("{}: no such experiment file", path));
@@ -127,6 +128,86 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   if (d.min_document_bytes > d.max_document_bytes) {
     throw ConfigError(fmt::format("{}: data.min_document_bytes {} exceeds data.max_document_bytes {}", path,
                                   d.min_document_bytes, d.max_document_bytes));
+  }
+
+  SectionReader model(root, "model", resolved);
+  ModelConfig& m = e.model;
+  m.kind = model.choice("kind", m.kind, {"gpt", "bert", "mlp"});
+  m.n_layer = model.integer("n_layer", m.n_layer, 1, 1024);
+  m.n_head = model.integer("n_head", m.n_head, 1, 1024);
+  m.d_model = model.integer("d_model", m.d_model, 1, 1 << 16);
+  m.max_seq_len = model.integer("max_seq_len", d.seq_len, 1, 1 << 20);
+  m.init_std = model.number("init_std", m.init_std, 0.0, 1.0);
+  model.finish();
+  if (m.d_model % m.n_head != 0) {
+    throw ConfigError(fmt::format("{}: model.d_model {} is not a multiple of model.n_head {}", path, m.d_model,
+                                  m.n_head));
+  }
+  if (m.max_seq_len < d.seq_len) {
+    throw ConfigError(fmt::format("{}: model.max_seq_len {} is shorter than data.seq_len {}", path, m.max_seq_len,
+                                  d.seq_len));
+  }
+
+  SectionReader optimizer(root, "optimizer", resolved);
+  OptimizerConfig& o = e.optimizer;
+  o.lr = optimizer.number("lr", o.lr, 0.0, 10.0);
+  o.weight_decay = optimizer.number("weight_decay", o.weight_decay, 0.0, 10.0);
+  o.beta1 = optimizer.number("beta1", o.beta1, 0.0, 0.999999);
+  o.beta2 = optimizer.number("beta2", o.beta2, 0.0, 0.999999);
+  o.eps = optimizer.number("eps", o.eps, 0.0, 1.0);
+  o.grad_clip = optimizer.number("grad_clip", o.grad_clip, 0.0, 1e9);
+  o.no_decay = optimizer.strings("no_decay", o.no_decay);
+  for (const auto& kind : o.no_decay) {
+    if (kind != "bias" && kind != "norm" && kind != "embedding") {
+      throw ConfigError(fmt::format("{}: optimizer.no_decay: '{}' is not one of bias, norm, embedding", path, kind));
+    }
+  }
+  optimizer.finish();
+
+  SectionReader schedule(root, "schedule", resolved);
+  e.schedule.warmup_steps = schedule.integer("warmup_steps", e.schedule.warmup_steps, 0, kMax);
+  e.schedule.decay = schedule.choice("decay", e.schedule.decay, {"cosine", "linear", "constant"});
+  e.schedule.min_lr_ratio = schedule.number("min_lr_ratio", e.schedule.min_lr_ratio, 0.0, 1.0);
+  schedule.finish();
+
+  SectionReader training(root, "training", resolved);
+  TrainingConfig& t = e.training;
+  t.steps = training.integer("steps", t.steps, 0, kMax);
+  t.batch_size = training.integer("batch_size", t.batch_size, 1, 1 << 24);
+  t.micro_batch_size = training.integer("micro_batch_size", t.micro_batch_size, 1, 1 << 24);
+  t.precision = training.choice("precision", t.precision, {"fp32", "bf16"});
+  t.device = training.choice("device", t.device, {"auto", "cpu", "cuda"});
+  t.threads = training.integer("threads", t.threads, 0, 1024);
+  training.finish();
+
+  SectionReader parallel(root, "parallel", resolved);
+  e.parallel.reducer = parallel.choice("reducer", e.parallel.reducer, {"ddp"});
+  e.parallel.collective_timeout_s = parallel.number("collective_timeout_s", e.parallel.collective_timeout_s, 1, 1e6);
+  parallel.finish();
+
+  SectionReader eval(root, "eval", resolved);
+  EvalConfig& v = e.eval;
+  v.interval = eval.integer("interval", v.interval, 0, kMax);
+  v.batches = eval.integer("batches", v.batches, 1, kMax);
+  v.prompt = eval.string("prompt", v.prompt);
+  v.sample_tokens = eval.integer("sample_tokens", v.sample_tokens, 0, 1 << 20);
+  v.temperature = eval.number("temperature", v.temperature, 1e-6, 100.0);
+  v.top_k = eval.integer("top_k", v.top_k, 0, 1 << 20);
+  eval.finish();
+
+  SectionReader logging(root, "logging", resolved);
+  e.logging.interval = logging.integer("interval", e.logging.interval, 1, kMax);
+  logging.finish();
+
+  // [checkpoint] and [slurm] belong to the checkpoint writer and to jobgen; the
+  // trainer accepts them as they are.
+  for (const char* passthrough : {"checkpoint", "slurm"}) {
+    if (const toml::node* node = root.get(passthrough)) {
+      if (!node->is_table()) {
+        throw ConfigError(fmt::format("{}: [{}] must be a table", location(node->source()), passthrough));
+      }
+      resolved.insert_or_assign(passthrough, *node->as_table());
+    }
   }
 
   std::ostringstream out;

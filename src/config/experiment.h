@@ -40,10 +40,70 @@ struct DataConfig {
   double mlm_random_fraction = 0.1;  // ... by a random token; the rest are kept
 };
 
+struct ModelConfig {
+  std::string kind = "gpt";  // gpt (causal LM), bert (MLM encoder), mlp (seed 003's MLP LM)
+  std::int64_t n_layer = 4;
+  std::int64_t n_head = 4;
+  std::int64_t d_model = 256;
+  std::int64_t max_seq_len = 0;  // default: data.seq_len
+  double init_std = 0.02;
+};
+
+struct OptimizerConfig {
+  double lr = 3e-4;  // peak learning rate
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double grad_clip = 1.0;  // global-norm clip; 0 turns it off
+  // Parameter kinds exempt from weight decay: any of "bias", "norm", "embedding".
+  std::vector<std::string> no_decay{"bias", "norm", "embedding"};
+};
+
+struct ScheduleConfig {
+  std::int64_t warmup_steps = 100;
+  std::string decay = "cosine";  // cosine, linear or constant, after warm-up
+  double min_lr_ratio = 0.1;     // the decay ends at lr * min_lr_ratio
+};
+
+struct TrainingConfig {
+  std::int64_t steps = 1000;
+  std::int64_t batch_size = 16;       // global: samples per optimizer step over all ranks
+  std::int64_t micro_batch_size = 8;  // per rank per forward/backward; the rest is accumulation
+  std::string precision = "fp32";     // fp32, or bf16 autocast with fp32 master weights
+  std::string device = "auto";        // auto, cpu, cuda
+  std::int64_t threads = 0;           // per rank; 0: SLURM_CPUS_PER_TASK or cores / local ranks
+};
+
+struct EvalConfig {
+  std::int64_t interval = 200;  // steps between evaluations (0: only at the end)
+  std::int64_t batches = 20;    // validation batches per evaluation, per rank
+  std::string prompt = "def ";  // GPT: the sample printed at the end starts here
+  std::int64_t sample_tokens = 64;
+  double temperature = 0.8;
+  std::int64_t top_k = 40;
+};
+
+struct LoggingConfig {
+  std::int64_t interval = 10;  // steps between metric records
+};
+
+struct ParallelConfig {
+  std::string reducer = "ddp";
+  double collective_timeout_s = 300;
+};
+
 struct Experiment {
   std::string path;  // the experiment file
   JobConfig job;
   DataConfig data;
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  TrainingConfig training;
+  EvalConfig eval;
+  LoggingConfig logging;
+  ParallelConfig parallel;
   std::string resolved_toml;  // every key, after overrides and defaults
 };
 

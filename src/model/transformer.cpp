@@ -1,0 +1,175 @@
+// GPT and the BERT-style encoder: the same pre-LayerNorm transformer blocks,
+// causal for GPT and bidirectional for BERT.
+//   x = x + proj(attention(ln1(x)));  x = x + proj(gelu_tanh(fc(ln2(x))))
+// Attention splits qkv's output as [q | k | v], each into heads of d/H.
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "model/models.h"
+
+namespace hpctrain::model {
+namespace {
+
+namespace F = torch::nn::functional;
+
+torch::nn::LayerNorm layer_norm(std::int64_t d_model) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}).eps(1e-5));
+}
+
+class AttentionImpl : public torch::nn::Module {
+ public:
+  AttentionImpl(std::int64_t d_model, std::int64_t n_head, bool causal) : n_head_(n_head), causal_(causal) {
+    qkv = register_module("qkv", torch::nn::Linear(d_model, 3 * d_model));
+    proj = register_module("proj", torch::nn::Linear(d_model, d_model));
+  }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    const auto b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
+    const auto parts = qkv(x).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
+    torch::Tensor scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(hd));
+    if (causal_) {
+      const auto future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
+      scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+    }
+    const torch::Tensor y = torch::matmul(torch::softmax(scores, -1), parts[2]);  // [B, H, T, hd]
+    return proj(y.transpose(1, 2).reshape({b, t, d}));
+  }
+
+  torch::nn::Linear qkv{nullptr}, proj{nullptr};
+
+ private:
+  std::int64_t n_head_;
+  bool causal_;
+};
+TORCH_MODULE(Attention);
+
+class MlpImpl : public torch::nn::Module {
+ public:
+  explicit MlpImpl(std::int64_t d_model) {
+    fc = register_module("fc", torch::nn::Linear(d_model, 4 * d_model));
+    proj = register_module("proj", torch::nn::Linear(4 * d_model, d_model));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    return proj(F::gelu(fc(x), F::GELUFuncOptions().approximate("tanh")));
+  }
+  torch::nn::Linear fc{nullptr}, proj{nullptr};
+};
+TORCH_MODULE(Mlp);
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  BlockImpl(std::int64_t d_model, std::int64_t n_head, bool causal) {
+    ln1 = register_module("ln1", layer_norm(d_model));
+    attn = register_module("attn", Attention(d_model, n_head, causal));
+    ln2 = register_module("ln2", layer_norm(d_model));
+    mlp = register_module("mlp", Mlp(d_model));
+  }
+  torch::Tensor forward(const torch::Tensor& input) {
+    const torch::Tensor x = input + attn(ln1(input));
+    return x + mlp(ln2(x));
+  }
+  torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
+  Attention attn{nullptr};
+  Mlp mlp{nullptr};
+};
+TORCH_MODULE(Block);
+
+bool train_parameter_is_norm(const std::string& name) {
+  for (const char* norm : {"ln1.weight", "ln2.weight", "ln_f.weight", "emb_ln.weight", "mlm.ln.weight"}) {
+    if (name.find(norm) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void init_normal(torch::nn::Module& module, const config::ModelConfig& c) {
+  torch::NoGradGuard no_grad;
+  // GPT-2: residual projections shrink with depth so the residual stream's
+  // variance does not grow with the number of blocks.
+  const double residual_std = c.init_std / std::sqrt(2.0 * static_cast<double>(c.n_layer));
+  for (auto& item : module.named_parameters()) {
+    const std::string& name = item.key();
+    torch::Tensor& p = item.value();
+    const bool is_bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
+    if (train_parameter_is_norm(name)) {
+      p.fill_(1.0);
+    } else if (is_bias) {
+      p.zero_();
+    } else if (name.find("attn.proj.weight") != std::string::npos || name.find("mlp.proj.weight") != std::string::npos) {
+      p.normal_(0.0, residual_std);
+    } else {
+      p.normal_(0.0, c.init_std);
+    }
+  }
+}
+
+// The MLM head: dense, GELU, LayerNorm, then the tied output embedding plus a bias.
+class MlmHeadImpl : public torch::nn::Module {
+ public:
+  MlmHeadImpl(std::int64_t d_model, std::int64_t vocab) {
+    dense = register_module("dense", torch::nn::Linear(d_model, d_model));
+    ln = register_module("ln", layer_norm(d_model));
+    bias = register_parameter("bias", torch::zeros({vocab}));
+  }
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& output_embedding) {
+    const torch::Tensor h = ln(F::gelu(dense(x), F::GELUFuncOptions().approximate("tanh")));
+    return torch::matmul(h, output_embedding.t()) + bias;
+  }
+  torch::nn::Linear dense{nullptr};
+  torch::nn::LayerNorm ln{nullptr};
+  torch::Tensor bias;
+};
+TORCH_MODULE(MlmHead);
+
+class Transformer : public LanguageModel {
+ public:
+  Transformer(const config::ModelConfig& c, std::int64_t vocab, bool causal)
+      : causal_(c.kind == "gpt" && causal), n_layer_(c.n_layer), d_model_(c.d_model) {
+    tok_emb = register_module("tok_emb", torch::nn::Embedding(vocab, c.d_model));
+    pos_emb = register_module("pos_emb", torch::nn::Embedding(c.max_seq_len, c.d_model));
+    if (!causal_) emb_ln = register_module("emb_ln", layer_norm(c.d_model));
+    blocks = register_module("blocks", torch::nn::ModuleList());
+    for (std::int64_t i = 0; i < c.n_layer; ++i) blocks->push_back(Block(c.d_model, c.n_head, causal_));
+    ln_f = register_module("ln_f", layer_norm(c.d_model));
+    if (!causal_) mlm = register_module("mlm", MlmHead(c.d_model, vocab));
+    init_normal(*this, c);
+  }
+
+  torch::Tensor forward(const torch::Tensor& tokens) override {
+    const auto t = tokens.size(1);
+    torch::Tensor x = tok_emb(tokens) + pos_emb(torch::arange(t, tokens.options()));
+    if (!causal_) x = emb_ln(x);
+    for (const auto& block : *blocks) x = block->as<BlockImpl>()->forward(x);
+    x = ln_f(x);
+    if (causal_) return torch::matmul(x, tok_emb->weight.t());  // tied output embedding
+    return mlm(x, tok_emb->weight);
+  }
+
+  [[nodiscard]] Objective objective() const override { return causal_ ? Objective::kCausal : Objective::kMasked; }
+
+  [[nodiscard]] double flops_per_token(std::int64_t seq_len) const override {
+    return 6.0 * static_cast<double>(parameter_count()) +
+           12.0 * static_cast<double>(n_layer_ * d_model_ * seq_len);
+  }
+
+ private:
+  bool causal_;
+  std::int64_t n_layer_;
+  std::int64_t d_model_;
+  torch::nn::Embedding tok_emb{nullptr}, pos_emb{nullptr};
+  torch::nn::LayerNorm emb_ln{nullptr}, ln_f{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  MlmHead mlm{nullptr};
+};
+
+}  // namespace
+
+std::shared_ptr<LanguageModel> make_gpt(const config::ModelConfig& config, std::int64_t vocab_size) {
+  return std::make_shared<Transformer>(config, vocab_size, true);
+}
+
+std::shared_ptr<LanguageModel> make_bert(const config::ModelConfig& config, std::int64_t vocab_size) {
+  return std::make_shared<Transformer>(config, vocab_size, false);
+}
+
+}  // namespace hpctrain::model

@@ -1,0 +1,38 @@
+#include "train/generate.h"
+
+#include <torch/torch.h>
+
+#include "data/sampler.h"
+
+namespace hpctrain::train {
+
+std::string generate(model::LanguageModel& model, const data::Tokenizer& tokenizer, const std::string& prompt,
+                     std::int64_t new_tokens, double temperature, std::int64_t top_k, std::int64_t max_seq_len,
+                     std::uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  model.eval();
+  std::vector<int> ids = tokenizer.encode(prompt);
+  if (ids.empty()) ids.push_back(data::Tokenizer::kEos);  // an empty prompt starts a new document
+  std::uint64_t state = data::mix64(seed);
+  for (std::int64_t i = 0; i < new_tokens; ++i) {
+    const auto start = static_cast<std::int64_t>(ids.size()) > max_seq_len ? ids.size() - static_cast<std::size_t>(max_seq_len) : 0;
+    std::vector<std::int64_t> window(ids.begin() + static_cast<std::ptrdiff_t>(start), ids.end());
+    const torch::Tensor input = torch::tensor(window, torch::kInt64).unsqueeze(0);
+    torch::Tensor logits = model.forward(input)[0][-1].to(torch::kFloat64) / temperature;
+    if (top_k > 0 && top_k < logits.size(0)) {
+      const double kth = std::get<0>(logits.topk(top_k))[-1].item<double>();
+      logits = logits.masked_fill(logits < kth, -std::numeric_limits<double>::infinity());
+    }
+    const torch::Tensor probs = torch::softmax(logits, 0);
+    state = data::mix64(state);
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    const torch::Tensor cumulative = probs.cumsum(0);
+    auto next = torch::searchsorted(cumulative, torch::tensor({u}, torch::kFloat64)).item<std::int64_t>();
+    next = std::min<std::int64_t>(next, probs.size(0) - 1);
+    ids.push_back(static_cast<int>(next));
+  }
+  model.train();
+  return tokenizer.decode(ids);
+}
+
+}  // namespace hpctrain::train

@@ -1,0 +1,38 @@
+// Where a run reports: rank 0's JSONL metrics (RUN_DIR/metrics.jsonl, one
+// record per log step and per evaluation), and a log file per rank
+// (RUN_DIR/logs/rank-N.log). Rank 0 also prints its lines to stdout.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hpctrain::train {
+
+using Fields = std::vector<std::pair<std::string, double>>;
+
+class RunLog {
+ public:
+  RunLog(const std::filesystem::path& run_dir, int rank);
+
+  // Rank 0: one JSON object {"kind": kind, "step": step, fields...}. Values are
+  // written with round-trip precision, so identical runs give identical lines.
+  void record(const std::string& kind, std::int64_t step, const Fields& fields);
+  // Every rank: a line in its log file; rank 0 also prints it.
+  void line(const std::string& text);
+  // A progress line: live on a terminal, a plain line otherwise (rank 0).
+  void progress(const std::string& text);
+
+  [[nodiscard]] int rank() const { return rank_; }
+
+ private:
+  int rank_;
+  bool tty_;
+  std::ofstream metrics_;
+  std::ofstream log_;
+};
+
+}  // namespace hpctrain::train

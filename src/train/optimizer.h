@@ -1,0 +1,26 @@
+// AdamW with two parameter groups: decayed, and exempt from weight decay by
+// kind (optimizer.no_decay: biases, norm weights, embeddings by default).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/experiment.h"
+#include "model/language_model.h"
+
+namespace torch::optim {
+class AdamW;
+}
+
+namespace hpctrain::train {
+
+// "bias", "norm", "embedding" or "weight", from the parameter's name.
+std::string parameter_kind(const std::string& name);
+
+std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model, const config::OptimizerConfig& c);
+
+// Sets the learning rate of every group.
+void set_learning_rate(torch::optim::AdamW& optimizer, double lr);
+
+}  // namespace hpctrain::train

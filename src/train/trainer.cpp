@@ -1,0 +1,238 @@
+#include "train/trainer.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "data/prepare.h"
+#include "data/sampler.h"
+#include "data/token_dataset.h"
+#include "data/tokenizer.h"
+#include "model/language_model.h"
+#include "runtime/threads.h"
+#include "train/autocast.h"
+#include "train/batches.h"
+#include "train/generate.h"
+#include "train/lr_schedule.h"
+#include "train/metrics.h"
+#include "train/optimizer.h"
+#include "train/weights.h"
+
+namespace hpctrain::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// fp32 matmul FLOP/s on this rank's threads: the denominator of MFU.
+double measure_sgemm_peak() {
+  torch::NoGradGuard no_grad;
+  const auto a = torch::randn({1024, 1024});
+  const auto b = torch::randn({1024, 1024});
+  double best = 0;
+  for (int i = 0; i < 4; ++i) {
+    const auto start = Clock::now();
+    const auto c = torch::mm(a, b);
+    (void)c.sum().item<float>();
+    best = std::max(best, 2.0 * 1024 * 1024 * 1024 / seconds_since(start));
+  }
+  return best;
+}
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<long long>(seconds);
+  return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
+}
+
+// The data set, prepared on rank 0 first when it does not exist yet.
+void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& log) {
+  if (world.rank() == 0 && !std::filesystem::exists(std::filesystem::path(e.data.dir) / "meta.json")) {
+    log.line(fmt::format("data set {} not prepared yet: preparing it (hpctrain prepare does this alone)", e.data.dir));
+    const auto result = data::prepare(e, stdout);
+    data::print_stats(result, stdout);
+  }
+  world.comm().barrier();
+}
+
+}  // namespace
+
+TrainSummary run_training(const config::Experiment& e, comm::World& world, const cluster::Environment& env) {
+  const auto wall_start = Clock::now();
+  const int rank = world.rank();
+  const int ranks = world.size();
+  const std::filesystem::path run_dir = e.job.run_dir;
+  RunLog log(run_dir, rank);
+  if (rank == 0) std::ofstream(run_dir / "config.toml") << e.resolved_toml;
+
+  // Threads and device.
+  const runtime::ThreadPlan plan =
+      e.training.threads > 0
+          ? runtime::ThreadPlan{static_cast<int>(e.training.threads), "training.threads"}
+          : runtime::plan_threads(env, world.local_size());
+  runtime::apply_threads(plan.threads);
+  log.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads,
+                       plan.source));
+  if (e.training.device == "cuda" && !torch::cuda::is_available()) {
+    throw std::runtime_error(
+        "training.device = \"cuda\", but this hpctrain runs on a CPU-only LibTorch (or sees no GPU); build against "
+        "a CUDA LibTorch via CMAKE_PREFIX_PATH, or use \"auto\" or \"cpu\"");
+  }
+  if (e.training.device == "auto" && torch::cuda::is_available()) {
+    throw std::runtime_error("training on CUDA devices is not wired into the trainer yet; set training.device = "
+                             "\"cpu\"");
+  }
+
+  // Batch geometry: global = micro * accumulation * ranks.
+  const auto global = static_cast<std::uint64_t>(e.training.batch_size);
+  if (global % static_cast<std::uint64_t>(ranks) != 0 ||
+      (global / static_cast<std::uint64_t>(ranks)) % static_cast<std::uint64_t>(e.training.micro_batch_size) != 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: training.batch_size {} must be a multiple of training.micro_batch_size {} times the {} rank{}",
+        e.path, global, e.training.micro_batch_size, ranks, ranks == 1 ? "" : "s"));
+  }
+  const auto local = global / static_cast<std::uint64_t>(ranks);
+  const auto micro = static_cast<std::size_t>(e.training.micro_batch_size);
+  const auto accumulation = local / micro;
+
+  // Data.
+  ensure_prepared(e, world, log);
+  const std::filesystem::path data_dir = e.data.dir;
+  const data::Tokenizer tokenizer = data::Tokenizer::load(data_dir / "tokenizer.model");
+  const std::string expected_hash = e.data.tokenizer == "train" ? std::string() : tokenizer.hash();
+  const auto seq_len = static_cast<std::size_t>(e.data.seq_len);
+  const data::TokenDataset train_set(data_dir, "train", seq_len, expected_hash);
+  const data::TokenDataset val_set(data_dir, "val", seq_len, expected_hash);
+  if (train_set.tokenizer_hash() != tokenizer.hash()) {
+    throw std::runtime_error(fmt::format("{}: tokenizer.model does not match the shards' tokenizer hash",
+                                         data_dir.string()));
+  }
+  data::DistributedSampler sampler(train_set.size(), global, rank, ranks, e.job.seed);
+  data::MlmMasking masking;
+  masking.probability = e.data.mlm_probability;
+  masking.mask_fraction = e.data.mlm_mask_fraction;
+  masking.random_fraction = e.data.mlm_random_fraction;
+  masking.seed = e.job.seed;
+  masking.mask_id = data::Tokenizer::kMask;
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) masking.special.push_back(tokenizer.is_special(id));
+
+  // Model and optimizer: the same seed on every rank, then rank 0's weights everywhere.
+  torch::manual_seed(e.job.seed);
+  const auto model = model::make_model(e.model, tokenizer.vocab_size());
+  broadcast_parameters(*model, world.comm());
+  const auto optimizer = make_optimizer(*model, e.optimizer);
+  const double flops_per_token = model->flops_per_token(static_cast<std::int64_t>(seq_len));
+  const double peak = measure_sgemm_peak();
+  const bool bf16 = e.training.precision == "bf16";
+  log.line(fmt::format("model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch "
+                       "{}, {} accumulation step{}), {} precision; {:.2f} GFLOP/s fp32 matmul peak per rank",
+                       e.model.kind, static_cast<double>(model->parameter_count()) / 1e6, e.training.steps, global,
+                       seq_len, local, micro, accumulation, accumulation == 1 ? "" : "s", e.training.precision,
+                       peak / 1e9));
+
+  auto run_eval = [&](std::int64_t step) {
+    const EvalResult r = evaluate(*model, val_set, masking, e.eval.batches, e.training.micro_batch_size, bf16,
+                                  world.comm());
+    Fields fields = {{"eval_loss", r.loss}, {"eval_perplexity", r.perplexity}, {"eval_tokens", r.tokens}};
+    std::string extra;
+    if (model->objective() == model::Objective::kMasked) {
+      fields.emplace_back("masked_accuracy", r.masked_accuracy);
+      extra = fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy);
+    }
+    log.record("eval", step, fields);
+    log.line(fmt::format("step {:>6} | eval loss {:.4f} | perplexity {:.2f}{}", step, r.loss, r.perplexity, extra));
+    return r;
+  };
+
+  // The loop.
+  const auto train_start = Clock::now();
+  auto window_start = train_start;
+  double window_loss = 0;
+  std::int64_t window_steps = 0;
+  std::uint64_t tokens_seen = 0;
+  for (std::int64_t step = 0; step < e.training.steps; ++step) {
+    const double lr = learning_rate(step, e.training.steps, e.optimizer.lr, e.schedule);
+    set_learning_rate(*optimizer, lr);
+    const std::uint64_t epoch = sampler.state().epoch + (sampler.state().step == sampler.steps_per_epoch() ? 1 : 0);
+    const auto indices = sampler.next();
+    optimizer->zero_grad();
+    double step_loss = 0;
+    for (std::size_t m = 0; m < accumulation; ++m) {
+      const Batch batch = make_batch(train_set, indices, m * micro, micro, model->objective(), masking, epoch);
+      torch::Tensor loss;
+      {
+        const AutocastGuard autocast(bf16);
+        loss = model::language_model_loss(model->forward(batch.inputs), batch.targets);
+      }
+      (loss / static_cast<double>(accumulation)).backward();
+      step_loss += loss.item<double>() / static_cast<double>(accumulation);
+    }
+    average_gradients(*model, world.comm());
+    double grad_norm = 0;
+    if (e.optimizer.grad_clip > 0) {
+      grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), e.optimizer.grad_clip);
+    }
+    optimizer->step();
+    tokens_seen += global * seq_len;
+    window_loss += step_loss;
+    ++window_steps;
+
+    const bool last = step + 1 == e.training.steps;
+    if ((step + 1) % e.logging.interval == 0 || last) {
+      // The logged loss is the mean over ranks and over the steps since the last record.
+      float mean_loss = static_cast<float>(window_loss / static_cast<double>(window_steps));
+      world.comm().allreduce(&mean_loss, 1, comm::DType::kFloat32, comm::ReduceOp::kAverage);
+      const double elapsed = seconds_since(window_start);
+      const double tokens_per_s = static_cast<double>(window_steps) * static_cast<double>(global * seq_len) / elapsed;
+      const double mfu = tokens_per_s * flops_per_token / (peak * ranks);
+      const double eta = seconds_since(train_start) / static_cast<double>(step + 1) *
+                         static_cast<double>(e.training.steps - step - 1);
+      log.record("train", step + 1,
+                 {{"loss", mean_loss}, {"lr", lr}, {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s},
+                  {"mfu", mfu}});
+      log.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", step + 1,
+                               e.training.steps, mean_loss, lr, tokens_per_s, 100 * mfu, format_duration(eta)));
+      window_start = Clock::now();
+      window_loss = 0;
+      window_steps = 0;
+    }
+    if (e.eval.interval > 0 && (step + 1) % e.eval.interval == 0 && !last) run_eval(step + 1);
+  }
+  const double train_seconds = seconds_since(train_start);
+
+  TrainSummary summary;
+  summary.steps = e.training.steps;
+  summary.final_eval = run_eval(e.training.steps);
+  summary.weights_sha256 = weights_sha256(*model);
+  summary.tokens_per_second = static_cast<double>(tokens_seen) / std::max(train_seconds, 1e-9);
+
+  // Timing summary over ranks.
+  const auto mine = static_cast<std::int64_t>(seconds_since(wall_start) * 1e6);
+  std::vector<std::int64_t> walls(static_cast<std::size_t>(ranks));
+  world.comm().allgather(&mine, walls.data(), 1, comm::DType::kInt64);
+  const auto [min_it, max_it] = std::minmax_element(walls.begin(), walls.end());
+  double sum = 0;
+  for (auto w : walls) sum += static_cast<double>(w);
+  log.line(fmt::format("wall time per rank: max {:.2f} s, min {:.2f} s, avg {:.2f} s; training {:.2f} s, {:.0f} "
+                       "tokens/s over {} rank{}",
+                       static_cast<double>(*max_it) / 1e6, static_cast<double>(*min_it) / 1e6,
+                       sum / static_cast<double>(ranks) / 1e6, train_seconds, summary.tokens_per_second, ranks,
+                       ranks == 1 ? "" : "s"));
+  log.record("summary", e.training.steps,
+             {{"eval_loss", summary.final_eval.loss}, {"tokens_per_s", summary.tokens_per_second},
+              {"wall_max_s", static_cast<double>(*max_it) / 1e6}});
+
+  if (model->objective() == model::Objective::kCausal && e.eval.sample_tokens > 0 && rank == 0) {
+    const std::string sample = generate(*model, tokenizer, e.eval.prompt, e.eval.sample_tokens, e.eval.temperature,
+                                        e.eval.top_k, e.model.max_seq_len, e.job.seed);
+    log.line(fmt::format("sample (temperature {}, top-k {}):\n{}\n", e.eval.temperature, e.eval.top_k, sample));
+  }
+  log.line(fmt::format("final weights sha256: {}", summary.weights_sha256));
+  return summary;
+}
+
+}  // namespace hpctrain::train

@@ -16,8 +16,8 @@ packages=(
   # config, jobgen, CLI, logging
   libtomlplusplus-dev libkainjow-mustache-dev
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (python3-torch: the PyTorch reference the models are checked against)
+  libgtest-dev libgmock-dev libbenchmark-dev python3-torch gnuplot-nox
   # the real SLURM cluster the cluster tests bring up
   slurmctld slurmd slurm-client munge iproute2 util-linux procps
 )

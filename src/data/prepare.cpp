@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -95,6 +96,7 @@ nlohmann::json stats_json(const PrepareStats& s) {
           {"subword_fertility", s.subword_fertility},
           {"continued_words", s.continued_words},
           {"unknown_or_byte_rate", s.unknown_or_byte_rate},
+          {"unigram_entropy", s.unigram_entropy},
           {"train_tokens", s.train_tokens},
           {"validation_tokens", s.validation_tokens}};
 }
@@ -112,6 +114,7 @@ PrepareStats stats_from_json(const nlohmann::json& j) {
   s.subword_fertility = j.at("subword_fertility");
   s.continued_words = j.at("continued_words");
   s.unknown_or_byte_rate = j.at("unknown_or_byte_rate");
+  s.unigram_entropy = j.value("unigram_entropy", 0.0);
   s.train_tokens = j.at("train_tokens");
   s.validation_tokens = j.at("validation_tokens");
   return s;
@@ -224,6 +227,7 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   const int token_bytes = tokenizer.vocab_size() <= 65536 ? 2 : 4;
 
   std::uint64_t unknown_or_byte = 0;
+  std::vector<std::uint64_t> unigram_counts(static_cast<std::size_t>(tokenizer.vocab_size()), 0);
   auto write_split = [&](const std::vector<Document>& docs, const std::string& name) {
     std::uint64_t bytes = 0;
     for (const auto& doc : docs) bytes += doc.text.size();
@@ -243,6 +247,9 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
       stats.bytes += docs[i].text.size();
       for (int id : encoded[i]) unknown_or_byte += (id == Tokenizer::kUnk || tokenizer.is_byte(id)) ? 1 : 0;
       encoded[i].push_back(Tokenizer::kEos);  // documents are joined by </s>
+      if (name == "train") {
+        for (int id : encoded[i]) ++unigram_counts[static_cast<std::size_t>(id)];
+      }
       writer.append(encoded[i]);
     }
     return writer.finish(docs.size());
@@ -258,6 +265,11 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   stats.unknown_or_byte_rate =
       static_cast<double>(unknown_or_byte) / static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
   tokenizer_metrics(tokenizer, validation.empty() ? train : validation, stats);
+  for (const std::uint64_t count : unigram_counts) {
+    if (count == 0) continue;
+    const double p = static_cast<double>(count) / static_cast<double>(train_info.tokens);
+    stats.unigram_entropy -= p * std::log(p);
+  }
 
   nlohmann::json meta = {{"format_version", kDataFormatVersion},
                          {"fingerprint", result.fingerprint},
@@ -296,11 +308,12 @@ void print_stats(const PrepareResult& r, std::FILE* out) {
       "  subword fertility    {:.3f} tokens per word\n"
       "  continued words      {:.2f}%\n"
       "  unknown/byte tokens  {:.4f}%\n"
+      "  unigram entropy      {:.3f} nats (train tokens)\n"
       "  tokenizer            sha256 {}\n"
       "  fingerprint          {}\n",
       s.files, s.documents, s.duplicates_removed, skipped.empty() ? "none" : skipped, s.characters, s.bytes, s.tokens,
       s.train_tokens, s.validation_tokens, s.characters_per_token, s.subword_fertility, 100 * s.continued_words,
-      100 * s.unknown_or_byte_rate, r.tokenizer_hash, r.fingerprint);
+      100 * s.unknown_or_byte_rate, s.unigram_entropy, r.tokenizer_hash, r.fingerprint);
   (void)std::fputs(text.c_str(), out);
 }
 

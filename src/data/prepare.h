@@ -29,6 +29,9 @@ struct PrepareStats {
   double subword_fertility = 0;     // tokens per word
   double continued_words = 0;       // share of words split into 2+ tokens
   double unknown_or_byte_rate = 0;  // share of all tokens that are <unk> or byte fallback
+  // The entropy (nats) of the training tokens' unigram distribution: the loss of
+  // a model that ignores context. A language model must get well below it.
+  double unigram_entropy = 0;
   std::uint64_t train_tokens = 0;
   std::uint64_t validation_tokens = 0;
 };

@@ -31,6 +31,7 @@ TokenDataset::TokenDataset(const std::filesystem::path& dir, const std::string& 
     token_bytes_ = meta.at("token_bytes");
     vocab_size_ = meta.at("vocab_size");
     tokenizer_hash_ = meta.at("tokenizer_hash");
+    unigram_entropy_ = meta.at("stats").value("unigram_entropy", 0.0);
   } catch (const nlohmann::json::exception& e) {
     throw DataError(fmt::format("{}: malformed: {}", meta_path.string(), e.what()));
   }

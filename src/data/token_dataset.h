@@ -26,6 +26,8 @@ class TokenDataset {
   [[nodiscard]] std::size_t seq_len() const { return seq_len_; }
   [[nodiscard]] int vocab_size() const { return vocab_size_; }
   [[nodiscard]] const std::string& tokenizer_hash() const { return tokenizer_hash_; }
+  // Of the training split's tokens (prepare's statistics), in nats.
+  [[nodiscard]] double unigram_entropy() const { return unigram_entropy_; }
 
   // Writes the seq_len + 1 tokens of sample `index` to `out`.
   void read(std::size_t index, std::int64_t* out) const;
@@ -43,6 +45,7 @@ class TokenDataset {
   int token_bytes_ = 2;
   int vocab_size_ = 0;
   std::string tokenizer_hash_;
+  double unigram_entropy_ = 0;
 };
 
 }  // namespace hpctrain::data

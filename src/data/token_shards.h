@@ -12,7 +12,7 @@
 
 namespace hpctrain::data {
 
-constexpr int kDataFormatVersion = 1;
+constexpr int kDataFormatVersion = 2;
 
 struct ShardInfo {
   std::string file;  // relative to the data set directory

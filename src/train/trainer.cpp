@@ -25,9 +25,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // fp32 matmul FLOP/s on this rank's threads: the denominator of MFU.
 double measure_sgemm_peak() {
@@ -70,30 +68,29 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   if (rank == 0) std::ofstream(run_dir / "config.toml") << e.resolved_toml;
 
   // Threads and device.
-  const runtime::ThreadPlan plan =
-      e.training.threads > 0
-          ? runtime::ThreadPlan{static_cast<int>(e.training.threads), "training.threads"}
-          : runtime::plan_threads(env, world.local_size());
+  const runtime::ThreadPlan plan = e.training.threads > 0
+                                       ? runtime::ThreadPlan{static_cast<int>(e.training.threads), "training.threads"}
+                                       : runtime::plan_threads(env, world.local_size());
   runtime::apply_threads(plan.threads);
-  log.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads,
-                       plan.source));
+  log.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
   if (e.training.device == "cuda" && !torch::cuda::is_available()) {
     throw std::runtime_error(
         "training.device = \"cuda\", but this hpctrain runs on a CPU-only LibTorch (or sees no GPU); build against "
         "a CUDA LibTorch via CMAKE_PREFIX_PATH, or use \"auto\" or \"cpu\"");
   }
   if (e.training.device == "auto" && torch::cuda::is_available()) {
-    throw std::runtime_error("training on CUDA devices is not wired into the trainer yet; set training.device = "
-                             "\"cpu\"");
+    throw std::runtime_error(
+        "training on CUDA devices is not wired into the trainer yet; set training.device = "
+        "\"cpu\"");
   }
 
   // Batch geometry: global = micro * accumulation * ranks.
   const auto global = static_cast<std::uint64_t>(e.training.batch_size);
   if (global % static_cast<std::uint64_t>(ranks) != 0 ||
       (global / static_cast<std::uint64_t>(ranks)) % static_cast<std::uint64_t>(e.training.micro_batch_size) != 0) {
-    throw std::runtime_error(fmt::format(
-        "{}: training.batch_size {} must be a multiple of training.micro_batch_size {} times the {} rank{}",
-        e.path, global, e.training.micro_batch_size, ranks, ranks == 1 ? "" : "s"));
+    throw std::runtime_error(
+        fmt::format("{}: training.batch_size {} must be a multiple of training.micro_batch_size {} times the {} rank{}",
+                    e.path, global, e.training.micro_batch_size, ranks, ranks == 1 ? "" : "s"));
   }
   const auto local = global / static_cast<std::uint64_t>(ranks);
   const auto micro = static_cast<std::size_t>(e.training.micro_batch_size);
@@ -108,8 +105,8 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   const data::TokenDataset train_set(data_dir, "train", seq_len, expected_hash);
   const data::TokenDataset val_set(data_dir, "val", seq_len, expected_hash);
   if (train_set.tokenizer_hash() != tokenizer.hash()) {
-    throw std::runtime_error(fmt::format("{}: tokenizer.model does not match the shards' tokenizer hash",
-                                         data_dir.string()));
+    throw std::runtime_error(
+        fmt::format("{}: tokenizer.model does not match the shards' tokenizer hash", data_dir.string()));
   }
   data::DistributedSampler sampler(train_set.size(), global, rank, ranks, e.job.seed);
   data::MlmMasking masking;
@@ -128,15 +125,15 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   const double flops_per_token = model->flops_per_token(static_cast<std::int64_t>(seq_len));
   const double peak = measure_sgemm_peak();
   const bool bf16 = e.training.precision == "bf16";
-  log.line(fmt::format("model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch "
-                       "{}, {} accumulation step{}), {} precision; {:.2f} GFLOP/s fp32 matmul peak per rank",
-                       e.model.kind, static_cast<double>(model->parameter_count()) / 1e6, e.training.steps, global,
-                       seq_len, local, micro, accumulation, accumulation == 1 ? "" : "s", e.training.precision,
-                       peak / 1e9));
+  log.line(
+      fmt::format("model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch "
+                  "{}, {} accumulation step{}), {} precision; {:.2f} GFLOP/s fp32 matmul peak per rank",
+                  e.model.kind, static_cast<double>(model->parameter_count()) / 1e6, e.training.steps, global, seq_len,
+                  local, micro, accumulation, accumulation == 1 ? "" : "s", e.training.precision, peak / 1e9));
 
   auto run_eval = [&](std::int64_t step) {
-    const EvalResult r = evaluate(*model, val_set, masking, e.eval.batches, e.training.micro_batch_size, bf16,
-                                  world.comm());
+    const EvalResult r =
+        evaluate(*model, val_set, masking, e.eval.batches, e.training.micro_batch_size, bf16, world.comm());
     Fields fields = {{"eval_loss", r.loss}, {"eval_perplexity", r.perplexity}, {"eval_tokens", r.tokens}};
     std::string extra;
     if (model->objective() == model::Objective::kMasked) {
@@ -189,13 +186,14 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
       const double elapsed = seconds_since(window_start);
       const double tokens_per_s = static_cast<double>(window_steps) * static_cast<double>(global * seq_len) / elapsed;
       const double mfu = tokens_per_s * flops_per_token / (peak * ranks);
-      const double eta = seconds_since(train_start) / static_cast<double>(step + 1) *
-                         static_cast<double>(e.training.steps - step - 1);
-      log.record("train", step + 1,
-                 {{"loss", mean_loss}, {"lr", lr}, {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s},
-                  {"mfu", mfu}});
-      log.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", step + 1,
-                               e.training.steps, mean_loss, lr, tokens_per_s, 100 * mfu, format_duration(eta)));
+      const double eta =
+          seconds_since(train_start) / static_cast<double>(step + 1) * static_cast<double>(e.training.steps - step - 1);
+      log.record(
+          "train", step + 1,
+          {{"loss", mean_loss}, {"lr", lr}, {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu}});
+      log.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}",
+                               step + 1, e.training.steps, mean_loss, lr, tokens_per_s, 100 * mfu,
+                               format_duration(eta)));
       window_start = Clock::now();
       window_loss = 0;
       window_steps = 0;
@@ -217,13 +215,14 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   const auto [min_it, max_it] = std::minmax_element(walls.begin(), walls.end());
   double sum = 0;
   for (auto w : walls) sum += static_cast<double>(w);
-  log.line(fmt::format("wall time per rank: max {:.2f} s, min {:.2f} s, avg {:.2f} s; training {:.2f} s, {:.0f} "
-                       "tokens/s over {} rank{}",
-                       static_cast<double>(*max_it) / 1e6, static_cast<double>(*min_it) / 1e6,
-                       sum / static_cast<double>(ranks) / 1e6, train_seconds, summary.tokens_per_second, ranks,
-                       ranks == 1 ? "" : "s"));
+  log.line(fmt::format(
+      "wall time per rank: max {:.2f} s, min {:.2f} s, avg {:.2f} s; training {:.2f} s, {:.0f} "
+      "tokens/s over {} rank{}",
+      static_cast<double>(*max_it) / 1e6, static_cast<double>(*min_it) / 1e6, sum / static_cast<double>(ranks) / 1e6,
+      train_seconds, summary.tokens_per_second, ranks, ranks == 1 ? "" : "s"));
   log.record("summary", e.training.steps,
-             {{"eval_loss", summary.final_eval.loss}, {"tokens_per_s", summary.tokens_per_second},
+             {{"eval_loss", summary.final_eval.loss},
+              {"tokens_per_s", summary.tokens_per_second},
               {"wall_max_s", static_cast<double>(*max_it) / 1e6}});
 
   if (model->objective() == model::Objective::kCausal && e.eval.sample_tokens > 0 && rank == 0) {
@@ -231,6 +230,10 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
                                         e.eval.top_k, e.model.max_seq_len, e.job.seed);
     log.line(fmt::format("sample (temperature {}, top-k {}):\n{}\n", e.eval.temperature, e.eval.top_k, sample));
   }
+  log.line(
+      fmt::format("validation loss {:.4f} nats (perplexity {:.2f}) against the data's unigram entropy {:.4f} "
+                  "nats",
+                  summary.final_eval.loss, summary.final_eval.perplexity, train_set.unigram_entropy()));
   log.line(fmt::format("final weights sha256: {}", summary.weights_sha256));
   return summary;
 }

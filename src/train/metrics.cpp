@@ -1,5 +1,7 @@
 #include "train/metrics.h"
 
+#include "train/tensorboard.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -11,8 +13,13 @@ namespace hpctrain::train {
 RunLog::RunLog(const std::filesystem::path& run_dir, int rank) : rank_(rank), tty_(isatty(STDOUT_FILENO) != 0) {
   std::filesystem::create_directories(run_dir / "logs");
   log_.open(run_dir / "logs" / fmt::format("rank-{}.log", rank), std::ios::app);
-  if (rank == 0) metrics_.open(run_dir / "metrics.jsonl", std::ios::app);
+  if (rank == 0) {
+    metrics_.open(run_dir / "metrics.jsonl", std::ios::app);
+    tensorboard_ = std::make_unique<TensorBoardWriter>(run_dir / "tensorboard");
+  }
 }
+
+RunLog::~RunLog() = default;
 
 void RunLog::record(const std::string& kind, std::int64_t step, const Fields& fields) {
   if (rank_ != 0) return;
@@ -22,6 +29,8 @@ void RunLog::record(const std::string& kind, std::int64_t step, const Fields& fi
   for (const auto& [key, value] : fields) j[key] = value;
   metrics_ << j.dump() << '\n';
   metrics_.flush();
+  for (const auto& [key, value] : fields) tensorboard_->scalar(kind + "/" + key, step, value);
+  tensorboard_->flush();
 }
 
 void RunLog::line(const std::string& text) {

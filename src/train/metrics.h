@@ -1,22 +1,29 @@
 // Where a run reports: rank 0's JSONL metrics (RUN_DIR/metrics.jsonl, one
-// record per log step and per evaluation), and a log file per rank
-// (RUN_DIR/logs/rank-N.log). Rank 0 also prints its lines to stdout.
+// record per log step and per evaluation) and the same values as TensorBoard
+// scalars (RUN_DIR/tensorboard/), and a log file per rank (RUN_DIR/logs/rank-N.log).
+// Rank 0 also prints its lines to stdout.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace hpctrain::train {
 
+class TensorBoardWriter;
+
 using Fields = std::vector<std::pair<std::string, double>>;
 
 class RunLog {
  public:
   RunLog(const std::filesystem::path& run_dir, int rank);
+  ~RunLog();
+  RunLog(const RunLog&) = delete;
+  RunLog& operator=(const RunLog&) = delete;
 
   // Rank 0: one JSON object {"kind": kind, "step": step, fields...}. Values are
   // written with round-trip precision, so identical runs give identical lines.
@@ -33,6 +40,7 @@ class RunLog {
   bool tty_;
   std::ofstream metrics_;
   std::ofstream log_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;
 };
 
 }  // namespace hpctrain::train

@@ -10,6 +10,7 @@
 
 #include "cli/doctor_command.h"
 #include "cli/hostnames_command.h"
+#include "cli/inference_commands.h"
 #include "cli/prepare_command.h"
 #include "cli/train_command.h"
 
@@ -48,6 +49,21 @@ int main(int argc, char** argv) {
   train->add_option("EXPERIMENT", experiment_file, "experiment TOML file")->required();
   train->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
 
+  std::string target;
+  auto* eval = app.add_subcommand("eval", "Evaluate a run's newest checkpoint (or a checkpoint file)");
+  eval->add_option("RUN_OR_CHECKPOINT", target, "run directory or .h5 checkpoint")->required();
+  eval->add_option("--set", overrides, "override a key of the stored config: section.key=value");
+
+  hpctrain::cli::GenerateOptions generate_options;
+  auto* generate = app.add_subcommand("generate", "Sample text from a trained causal model");
+  generate->add_option("RUN_OR_CHECKPOINT", target, "run directory or .h5 checkpoint")->required();
+  generate->add_option("--prompt", generate_options.prompt, "text to continue (default: eval.prompt)");
+  generate->add_option("--tokens", generate_options.tokens, "tokens to sample (default: eval.sample_tokens)");
+  generate->add_option("--temperature", generate_options.temperature, "softmax temperature")
+      ->check(CLI::PositiveNumber);
+  generate->add_option("--top-k", generate_options.top_k, "sample among the k likeliest tokens; 0 = all");
+  generate->add_option("--seed", generate_options.seed, "sampling seed (default: job.seed)");
+
   args.erase(args.begin());  // CLI11 takes the arguments without the program name, reversed
   std::reverse(args.begin(), args.end());
   try {
@@ -60,6 +76,10 @@ int main(int argc, char** argv) {
       hpctrain::cli::run_hostnames(expression, std::cout);
     } else if (*hostlist) {
       hpctrain::cli::run_hostlist(expression, std::cout);
+    } else if (*eval) {
+      hpctrain::cli::run_eval(target, overrides);
+    } else if (*generate) {
+      hpctrain::cli::run_generate(target, generate_options);
     } else if (*train) {
       hpctrain::cli::run_train(experiment_file, overrides);
     } else if (*prepare) {

@@ -16,7 +16,7 @@ namespace hpctrain::config {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-const std::vector<std::string> kSections = {"job",      "model", "data",    "optimizer", "schedule", "training",
+const std::vector<std::string> kSections = {"job",      "model", "data",    "optimizer",  "schedule", "training",
                                             "parallel", "eval",  "logging", "checkpoint", "slurm"};
 
 toml::table parse_file(const std::string& path) {
@@ -71,10 +71,7 @@ void apply_override(toml::table& root, const std::string& text) {
   parsed.get("v")->visit([&](auto&& node) { target->insert_or_assign(key, std::move(node)); });
 }
 
-}  // namespace
-
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
-  toml::table root = parse_file(path);
+Experiment resolve(toml::table root, const std::string& path, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) apply_override(root, o);
 
   for (const auto& [name, node] : root) {
@@ -140,12 +137,12 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   m.init_std = model.number("init_std", m.init_std, 0.0, 1.0);
   model.finish();
   if (m.d_model % m.n_head != 0) {
-    throw ConfigError(fmt::format("{}: model.d_model {} is not a multiple of model.n_head {}", path, m.d_model,
-                                  m.n_head));
+    throw ConfigError(
+        fmt::format("{}: model.d_model {} is not a multiple of model.n_head {}", path, m.d_model, m.n_head));
   }
   if (m.max_seq_len < d.seq_len) {
-    throw ConfigError(fmt::format("{}: model.max_seq_len {} is shorter than data.seq_len {}", path, m.max_seq_len,
-                                  d.seq_len));
+    throw ConfigError(
+        fmt::format("{}: model.max_seq_len {} is shorter than data.seq_len {}", path, m.max_seq_len, d.seq_len));
   }
 
   SectionReader optimizer(root, "optimizer", resolved);
@@ -214,6 +211,21 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   out << resolved;
   e.resolved_toml = out.str();
   return e;
+}
+
+}  // namespace
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  return resolve(parse_file(path), path, overrides);
+}
+
+Experiment load_experiment_text(const std::string& text, const std::string& origin,
+                                const std::vector<std::string>& overrides) {
+  try {
+    return resolve(toml::parse(text, origin), origin, overrides);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(fmt::format("{}: {}", location(e.source()), e.description()));
+  }
 }
 
 }  // namespace hpctrain::config

@@ -111,4 +111,8 @@ struct Experiment {
 // syntax error, an unknown section or key, a wrong type or an out-of-range value.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// The same from TOML text (a checkpoint's stored config); `origin` names it in errors.
+Experiment load_experiment_text(const std::string& text, const std::string& origin,
+                                const std::vector<std::string>& overrides = {});
+
 }  // namespace hpctrain::config

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "ckpt/checkpoint.h"
 #include "data/prepare.h"
 #include "data/sampler.h"
 #include "data/token_dataset.h"
@@ -237,6 +238,11 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
       fmt::format("validation loss {:.4f} nats (perplexity {:.2f}) against the data's unigram entropy {:.4f} "
                   "nats",
                   summary.final_eval.loss, summary.final_eval.perplexity, train_set.unigram_entropy()));
+  if (rank == 0) {
+    const auto path = ckpt::checkpoint_path(run_dir, e.training.steps);
+    ckpt::write_checkpoint(path, *model, {e.training.steps, ranks, e.resolved_toml, {}, {}});
+    log.line(fmt::format("checkpoint {} (hpctrain eval / hpctrain generate read it)", path.string()));
+  }
   log.line(fmt::format("final weights sha256: {}", summary.weights_sha256));
   return summary;
 }

@@ -1,0 +1,65 @@
+#include "cli/inference_commands.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "cluster/environment.h"
+#include "comm/world.h"
+#include "data/token_dataset.h"
+#include "handles/mpi.h"
+#include "runtime/threads.h"
+#include "train/evaluate.h"
+#include "train/generate.h"
+#include "train/trained_model.h"
+
+namespace hpctrain::cli {
+
+void run_eval(const std::string& target, const std::vector<std::string>& overrides) {
+  const auto env = cluster::Environment::current();
+  const handles::MpiRuntime mpi;
+  auto trained = train::load_trained_model(target, overrides);
+  const auto& e = trained.experiment;
+  comm::World world(
+      mpi, env,
+      comm::WorldOptions{std::chrono::milliseconds(static_cast<long long>(e.parallel.collective_timeout_s * 1e3))});
+  runtime::apply_threads(runtime::plan_threads(env, world.local_size()).threads);
+  const data::TokenDataset validation(e.data.dir, "val", static_cast<std::size_t>(e.data.seq_len),
+                                      trained.tokenizer.hash());
+  data::MlmMasking masking;
+  masking.probability = e.data.mlm_probability;
+  masking.mask_fraction = e.data.mlm_mask_fraction;
+  masking.random_fraction = e.data.mlm_random_fraction;
+  masking.seed = e.job.seed;
+  masking.mask_id = data::Tokenizer::kMask;
+  for (int id = 0; id < trained.tokenizer.vocab_size(); ++id)
+    masking.special.push_back(trained.tokenizer.is_special(id));
+  const auto r = train::evaluate(*trained.model, validation, masking, e.eval.batches, e.training.micro_batch_size,
+                                 e.training.precision == "bf16", world.comm());
+  if (world.rank() == 0) {
+    fmt::print("checkpoint {} (step {}, trained on {} rank{})\n", trained.checkpoint.string(), trained.info.step,
+               trained.info.world_size, trained.info.world_size == 1 ? "" : "s");
+    fmt::print("validation loss {:.4f}, perplexity {:.3f} over {} tokens{}\n", r.loss, r.perplexity, r.tokens,
+               trained.model->objective() == model::Objective::kMasked
+                   ? fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy)
+                   : "");
+  }
+  world.comm().barrier();
+}
+
+void run_generate(const std::string& target, const GenerateOptions& options) {
+  auto trained = train::load_trained_model(target, {});
+  const auto& e = trained.experiment;
+  if (trained.model->objective() != model::Objective::kCausal) {
+    throw std::runtime_error(fmt::format("{}: a {} model does not generate text; use a gpt or mlp run",
+                                         trained.checkpoint.string(), e.model.kind));
+  }
+  runtime::apply_threads(runtime::plan_threads(cluster::Environment::current(), 1).threads);
+  fmt::print(
+      "{}\n",
+      train::generate(*trained.model, trained.tokenizer, options.prompt.value_or(e.eval.prompt),
+                      options.tokens.value_or(e.eval.sample_tokens), options.temperature.value_or(e.eval.temperature),
+                      options.top_k.value_or(e.eval.top_k), e.model.max_seq_len, options.seed.value_or(e.job.seed)));
+}
+
+}  // namespace hpctrain::cli

@@ -1,0 +1,30 @@
+// A trained model back from a checkpoint, for `hpctrain eval` and
+// `hpctrain generate`: the checkpoint's own resolved config (plus --set
+// overrides), the model built from it with the stored weights, and the
+// tokenizer of its data set.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "config/experiment.h"
+#include "data/tokenizer.h"
+#include "model/language_model.h"
+
+namespace hpctrain::train {
+
+struct TrainedModel {
+  std::filesystem::path checkpoint;
+  ckpt::CheckpointInfo info;
+  config::Experiment experiment;
+  data::Tokenizer tokenizer;
+  std::shared_ptr<model::LanguageModel> model;
+};
+
+TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoint,
+                                const std::vector<std::string>& overrides);
+
+}  // namespace hpctrain::train

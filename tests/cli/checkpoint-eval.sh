@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# checkpoint-eval.sh HPCTRAIN EXPERIMENT DATA_DIR: a short run writes its final
+# checkpoint; then
+#  - `hpctrain eval RUN` reproduces the run's final validation loss exactly;
+#  - `hpctrain generate RUN` is deterministic for a seed;
+#  - an architecture mismatch is refused, listing the differences;
+#  - a truncated checkpoint and one with a flipped bit are refused.
+set -euo pipefail
+hpctrain=$1 experiment=$2 data=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$hpctrain" train "$experiment" --set "data.dir=$data" --set "job.run_dir=$work/run" --set training.steps=4 \
+  --set training.batch_size=4 --set training.micro_batch_size=4 --set model.n_layer=1 --set model.d_model=32 \
+  --set eval.batches=2 --set eval.sample_tokens=0 >"$work/train.out" 2>&1 || { cat "$work/train.out"; exit 1; }
+trained=$(grep -o 'eval loss [0-9.]*' "$work/train.out" | tail -1 | cut -d' ' -f3)
+evaluated=$("$hpctrain" eval "$work/run" | grep -o 'validation loss [0-9.]*' | cut -d' ' -f3)
+[[ $trained == "$evaluated" ]] || { echo "FAIL: training ended at eval loss $trained, hpctrain eval says $evaluated"; exit 1; }
+echo "ok: hpctrain eval reproduces the final validation loss $evaluated"
+
+a=$("$hpctrain" generate "$work/run" --prompt "def " --tokens 20 --seed 5)
+b=$("$hpctrain" generate "$work/run" --prompt "def " --tokens 20 --seed 5)
+[[ -n $a && $a == "$b" ]] || { echo "FAIL: generation is not deterministic: '$a' vs '$b'"; exit 1; }
+echo "ok: generate is deterministic for a seed"
+
+out=$("$hpctrain" eval "$work/run" --set model.d_model=64 2>&1 || true)
+grep -Eq "does not fit this model \([0-9]+ differences\): tok_emb.weight: checkpoint 8192x32 vs model 8192x64" <<<"$out" ||
+  { echo "FAIL: architecture mismatch not explained: $out"; exit 1; }
+echo "ok: mismatch refused: ${out:0:160}..."
+
+ckpt=$(ls "$work"/run/checkpoints/step-*.h5)
+cp "$ckpt" "$work/truncated.h5"
+truncate -s 2000 "$work/truncated.h5"
+out=$("$hpctrain" generate "$work/truncated.h5" 2>&1 || true)
+grep -q "truncated.h5: not a readable HDF5 file" <<<"$out" || { echo "FAIL: truncated file: $out"; exit 1; }
+echo "ok: truncated checkpoint refused"
+
+# Flip one bit inside tok_emb.weight's stored data; Fletcher32 must catch it.
+# h5dump exports the dataset's raw bytes, which locate it in the file.
+cp "$ckpt" "$work/flipped.h5"
+h5dump -d /model/tok_emb.weight -b LE -o "$work/raw.bin" "$work/flipped.h5" >/dev/null
+/usr/bin/python3 - "$work/flipped.h5" "$work/raw.bin" <<'PY'
+import sys
+path, raw = sys.argv[1], open(sys.argv[2], "rb").read()
+data = bytearray(open(path, "rb").read())
+offset = data.find(raw[:256])
+assert offset > 0 and data.find(raw[:256], offset + 1) < 0, "dataset bytes not found exactly once"
+data[offset + 1000] ^= 0x04
+open(path, "wb").write(data)
+PY
+out=$("$hpctrain" generate "$work/flipped.h5" 2>&1 || true)
+grep -q "tok_emb.weight fails its checksum" <<<"$out" || { echo "FAIL: flipped bit: $out"; exit 1; }
+echo "ok: a flipped bit is caught by Fletcher32: $out"

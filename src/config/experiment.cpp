@@ -178,8 +178,20 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   training.finish();
 
   SectionReader parallel(root, "parallel", resolved);
-  e.parallel.reducer = parallel.choice("reducer", e.parallel.reducer, {"ddp"});
-  e.parallel.collective_timeout_s = parallel.number("collective_timeout_s", e.parallel.collective_timeout_s, 1, 1e6);
+  ParallelConfig& p = e.parallel;
+  p.reducer = parallel.choice("reducer", p.reducer, {"ddp", "ddap"});
+  p.collective_timeout_s = parallel.number("collective_timeout_s", p.collective_timeout_s, 1, 1e6);
+  p.first_bucket_mb = parallel.number("first_bucket_mb", p.first_bucket_mb, 0.001, 1e5);
+  p.bucket_cap_mb = parallel.number("bucket_cap_mb", p.bucket_cap_mb, 0.001, 1e5);
+  p.overlap = parallel.boolean("overlap", p.overlap);
+  p.bf16_compression = parallel.boolean("bf16_compression", p.bf16_compression);
+  p.check_replicas_every = parallel.integer("check_replicas_every", p.check_replicas_every, 0, kMax);
+  p.merge_every = parallel.integer("merge_every", p.merge_every, 1, kMax);
+  p.merge = parallel.choice("merge", p.merge, {"average", "ties", "diloco"});
+  p.merge_mode = parallel.choice("merge_mode", p.merge_mode, {"blocking", "overlapped"});
+  p.merge_delay = parallel.integer("merge_delay", p.merge_delay, 0, kMax);
+  p.outer_lr = parallel.number("outer_lr", p.outer_lr, 0.0, 100.0);
+  p.outer_momentum = parallel.number("outer_momentum", p.outer_momentum, 0.0, 1.0);
   parallel.finish();
 
   SectionReader eval(root, "eval", resolved);

@@ -89,8 +89,21 @@ struct LoggingConfig {
 };
 
 struct ParallelConfig {
-  std::string reducer = "ddp";
+  std::string reducer = "ddp";  // ddp (synchronous) or ddap (asynchronous)
   double collective_timeout_s = 300;
+  // ddp
+  double first_bucket_mb = 1;
+  double bucket_cap_mb = 25;
+  bool overlap = true;                      // allreduce buckets during backward
+  bool bf16_compression = false;            // gradients travel as bf16
+  std::int64_t check_replicas_every = 100;  // steps; 0 turns the divergence check off
+  // ddap
+  std::int64_t merge_every = 16;        // H
+  std::string merge = "average";        // average, ties, diloco
+  std::string merge_mode = "blocking";  // blocking or overlapped
+  std::int64_t merge_delay = 1;         // k: steps an overlapped merge stays in flight
+  double outer_lr = 0.7;                // diloco
+  double outer_momentum = 0.9;          // diloco
 };
 
 struct Experiment {

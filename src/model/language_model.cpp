@@ -14,9 +14,8 @@ std::int64_t LanguageModel::parameter_count() const {
 
 at::Tensor language_model_loss(const at::Tensor& logits, const at::Tensor& targets) {
   const auto vocab = logits.size(-1);
-  return torch::nn::functional::cross_entropy(
-      logits.reshape({-1, vocab}).to(torch::kFloat32), targets.reshape({-1}),
-      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-100));
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, vocab}).to(torch::kFloat32), targets.reshape({-1}),
+                                              torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-100));
 }
 
 std::shared_ptr<LanguageModel> make_model(const config::ModelConfig& config, std::int64_t vocab_size) {

@@ -95,7 +95,8 @@ void init_normal(torch::nn::Module& module, const config::ModelConfig& c) {
       p.fill_(1.0);
     } else if (is_bias) {
       p.zero_();
-    } else if (name.find("attn.proj.weight") != std::string::npos || name.find("mlp.proj.weight") != std::string::npos) {
+    } else if (name.find("attn.proj.weight") != std::string::npos ||
+               name.find("mlp.proj.weight") != std::string::npos) {
       p.normal_(0.0, residual_std);
     } else {
       p.normal_(0.0, c.init_std);
@@ -148,8 +149,7 @@ class Transformer : public LanguageModel {
   [[nodiscard]] Objective objective() const override { return causal_ ? Objective::kCausal : Objective::kMasked; }
 
   [[nodiscard]] double flops_per_token(std::int64_t seq_len) const override {
-    return 6.0 * static_cast<double>(parameter_count()) +
-           12.0 * static_cast<double>(n_layer_ * d_model_ * seq_len);
+    return 6.0 * static_cast<double>(parameter_count()) + 12.0 * static_cast<double>(n_layer_ * d_model_ * seq_len);
   }
 
  private:

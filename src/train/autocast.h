@@ -1,5 +1,6 @@
-// bf16 autocast on the CPU for the forward pass (LibTorch's CPU autocast casts
-// matmuls and linears to bf16); parameters stay fp32, the master weights.
+// bf16 autocast for the forward pass (LibTorch's autocast casts matmuls and
+// linears to bf16); parameters stay fp32, the master weights. On a GPU the CUDA
+// autocast state is used, on the CPU the CPU one.
 #pragma once
 
 #include <ATen/autocast_mode.h>
@@ -8,15 +9,25 @@ namespace hpctrain::train {
 
 class AutocastGuard {
  public:
-  explicit AutocastGuard(bool enabled) : enabled_(enabled) {
+  explicit AutocastGuard(bool enabled, bool cuda = false) : enabled_(enabled), cuda_(cuda) {
     if (!enabled_) return;
-    previous_ = at::autocast::is_cpu_enabled();
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
+    if (cuda_) {
+      previous_ = at::autocast::is_enabled();
+      at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+      at::autocast::set_enabled(true);
+    } else {
+      previous_ = at::autocast::is_cpu_enabled();
+      at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+      at::autocast::set_cpu_enabled(true);
+    }
   }
   ~AutocastGuard() {
     if (!enabled_) return;
-    at::autocast::set_cpu_enabled(previous_);
+    if (cuda_) {
+      at::autocast::set_enabled(previous_);
+    } else {
+      at::autocast::set_cpu_enabled(previous_);
+    }
     at::autocast::clear_cache();
   }
   AutocastGuard(const AutocastGuard&) = delete;
@@ -24,6 +35,7 @@ class AutocastGuard {
 
  private:
   bool enabled_;
+  bool cuda_;
   bool previous_ = false;
 };
 

@@ -5,12 +5,12 @@
 namespace hpctrain::train {
 
 Batch make_batch(const data::TokenDataset& dataset, const std::vector<std::uint64_t>& indices, std::size_t begin,
-                 std::size_t count, model::Objective objective, const data::MlmMasking& masking,
-                 std::uint64_t epoch) {
+                 std::size_t count, model::Objective objective, const data::MlmMasking& masking, std::uint64_t epoch) {
   const auto t = static_cast<std::int64_t>(dataset.seq_len());
   torch::Tensor samples = torch::empty({static_cast<std::int64_t>(count), t + 1}, torch::kInt64);
   auto* data = samples.data_ptr<std::int64_t>();
-  for (std::size_t i = 0; i < count; ++i) dataset.read(indices[begin + i], data + static_cast<std::int64_t>(i) * (t + 1));
+  for (std::size_t i = 0; i < count; ++i)
+    dataset.read(indices[begin + i], data + static_cast<std::int64_t>(i) * (t + 1));
   if (objective == model::Objective::kCausal) {
     return {samples.narrow(1, 0, t).contiguous(), samples.narrow(1, 1, t).contiguous()};
   }

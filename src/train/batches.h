@@ -19,7 +19,6 @@ struct Batch {
 
 // `indices[begin, begin + count)`; `epoch` varies the MLM masking between epochs.
 Batch make_batch(const data::TokenDataset& dataset, const std::vector<std::uint64_t>& indices, std::size_t begin,
-                 std::size_t count, model::Objective objective, const data::MlmMasking& masking,
-                 std::uint64_t epoch);
+                 std::size_t count, model::Objective objective, const data::MlmMasking& masking, std::uint64_t epoch);
 
 }  // namespace hpctrain::train

@@ -15,8 +15,8 @@ EvalResult evaluate(model::LanguageModel& model, const data::TokenDataset& valid
   torch::NoGradGuard no_grad;
   model.eval();
   const auto world = static_cast<std::uint64_t>(comm.size());
-  const auto total = std::min<std::uint64_t>(validation.size(),
-                                             static_cast<std::uint64_t>(batches * micro_batch) * world);
+  const auto total =
+      std::min<std::uint64_t>(validation.size(), static_cast<std::uint64_t>(batches * micro_batch) * world);
   std::vector<std::uint64_t> mine;
   for (std::uint64_t i = static_cast<std::uint64_t>(comm.rank()); i < total; i += world) mine.push_back(i);
 
@@ -25,17 +25,18 @@ EvalResult evaluate(model::LanguageModel& model, const data::TokenDataset& valid
   for (std::size_t begin = 0; begin < mine.size(); begin += static_cast<std::size_t>(micro_batch)) {
     const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(micro_batch), mine.size() - begin);
     const Batch batch = make_batch(validation, mine, begin, count, model.objective(), masking, 0);
+    const torch::Device device = model.parameters().front().device();
+    const torch::Tensor targets = batch.targets.to(device);
     torch::Tensor logits;
     {
-      const AutocastGuard autocast(bf16);
-      logits = model.forward(batch.inputs);
+      const AutocastGuard autocast(bf16, device.is_cuda());
+      logits = model.forward(batch.inputs.to(device));
     }
-    const torch::Tensor predicted = batch.targets.ne(data::kIgnoreLabel);
+    const torch::Tensor predicted = targets.ne(data::kIgnoreLabel);
     const double n = static_cast<double>(predicted.sum().item<std::int64_t>());
-    sums[0] += model::language_model_loss(logits, batch.targets).item<double>() * n;
+    sums[0] += model::language_model_loss(logits, targets).item<double>() * n;
     sums[1] += n;
-    sums[2] += static_cast<double>(
-        (logits.argmax(-1).eq(batch.targets) & predicted).sum().item<std::int64_t>());
+    sums[2] += static_cast<double>((logits.argmax(-1).eq(targets) & predicted).sum().item<std::int64_t>());
   }
   model.train();
   // Per-rank sums in double, gathered, then added in rank order: the result is

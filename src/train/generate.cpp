@@ -15,10 +15,12 @@ std::string generate(model::LanguageModel& model, const data::Tokenizer& tokeniz
   if (ids.empty()) ids.push_back(data::Tokenizer::kEos);  // an empty prompt starts a new document
   std::uint64_t state = data::mix64(seed);
   for (std::int64_t i = 0; i < new_tokens; ++i) {
-    const auto start = static_cast<std::int64_t>(ids.size()) > max_seq_len ? ids.size() - static_cast<std::size_t>(max_seq_len) : 0;
+    const auto start =
+        static_cast<std::int64_t>(ids.size()) > max_seq_len ? ids.size() - static_cast<std::size_t>(max_seq_len) : 0;
     std::vector<std::int64_t> window(ids.begin() + static_cast<std::ptrdiff_t>(start), ids.end());
-    const torch::Tensor input = torch::tensor(window, torch::kInt64).unsqueeze(0);
-    torch::Tensor logits = model.forward(input)[0][-1].to(torch::kFloat64) / temperature;
+    const torch::Tensor input =
+        torch::tensor(window, torch::kInt64).unsqueeze(0).to(model.parameters().front().device());
+    torch::Tensor logits = model.forward(input)[0][-1].to(torch::kCPU, torch::kFloat64) / temperature;
     if (top_k > 0 && top_k < logits.size(0)) {
       const double kth = std::get<0>(logits.topk(top_k))[-1].item<double>();
       logits = logits.masked_fill(logits < kth, -std::numeric_limits<double>::infinity());

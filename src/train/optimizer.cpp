@@ -24,10 +24,8 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model,
     (exempt ? no_decay : decay).push_back(item.value());
   }
   auto options = [&](double wd) {
-    return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(c.lr)
-                                                            .betas({c.beta1, c.beta2})
-                                                            .eps(c.eps)
-                                                            .weight_decay(wd));
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(c.lr).betas({c.beta1, c.beta2}).eps(c.eps).weight_decay(wd));
   };
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(decay, options(c.weight_decay));

@@ -72,9 +72,8 @@ TensorBoardWriter::TensorBoardWriter(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   char host[HOST_NAME_MAX + 1] = {};
   gethostname(host, sizeof host);
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   path_ = dir / fmt::format("events.out.tfevents.{}.{}", seconds, host);
   file_ = std::fopen(path_.c_str(), "ab");
   if (file_ == nullptr) throw std::runtime_error(fmt::format("{}: cannot create", path_.string()));

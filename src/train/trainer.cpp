@@ -7,11 +7,18 @@
 #include <fstream>
 
 #include "ckpt/checkpoint.h"
+#include "comm/mpi_communicator.h"
+#ifdef HPCTRAIN_HAVE_NCCL
+#include "comm/nccl_communicator.h"
+#endif
 #include "data/prepare.h"
 #include "data/sampler.h"
 #include "data/token_dataset.h"
 #include "data/tokenizer.h"
 #include "model/language_model.h"
+#include "reduce/ddap_reducer.h"
+#include "reduce/ddp_reducer.h"
+#include "reduce/replica_check.h"
 #include "runtime/threads.h"
 #include "train/autocast.h"
 #include "train/batches.h"
@@ -60,6 +67,31 @@ void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& lo
   world.comm().barrier();
 }
 
+// training.device: "cpu", "cuda" (the GPU of this rank's local rank), or "auto".
+torch::Device choose_device(const std::string& requested, int local_rank) {
+  const bool gpus = torch::cuda::is_available();
+  if (requested == "cuda" && !gpus) {
+    throw std::runtime_error(
+        "training.device = \"cuda\", but this hpctrain runs on a CPU-only LibTorch (or sees no GPU); build against "
+        "a CUDA LibTorch via CMAKE_PREFIX_PATH, or use \"auto\" or \"cpu\"");
+  }
+  if (requested == "cpu" || !gpus) return torch::kCPU;
+  const auto count = static_cast<int>(torch::cuda::device_count());
+  return {torch::kCUDA, static_cast<torch::DeviceIndex>(local_rank % count)};
+}
+
+// A NCCL communicator for GPU gradients; null on the CPU (the world's MPI one serves).
+std::unique_ptr<comm::Communicator> gradient_communicator(const torch::Device& device, comm::World& world) {
+  if (!device.is_cuda()) return nullptr;
+#ifdef HPCTRAIN_HAVE_NCCL
+  return std::make_unique<comm::NcclCommunicator>(world.mpi_comm(), device.index(), world.collective_timeout());
+#else
+  throw std::runtime_error(
+      "training on a GPU needs the NCCL backend, and this hpctrain was built without it "
+      "(CUDA and NCCL were not found, or -DHPCTRAIN_WITH_NCCL=OFF)");
+#endif
+}
+
 }  // namespace
 
 TrainSummary run_training(const config::Experiment& e, comm::World& world, const cluster::Environment& env) {
@@ -76,16 +108,11 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
                                        : runtime::plan_threads(env, world.local_size());
   runtime::apply_threads(plan.threads);
   log.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
-  if (e.training.device == "cuda" && !torch::cuda::is_available()) {
-    throw std::runtime_error(
-        "training.device = \"cuda\", but this hpctrain runs on a CPU-only LibTorch (or sees no GPU); build against "
-        "a CUDA LibTorch via CMAKE_PREFIX_PATH, or use \"auto\" or \"cpu\"");
-  }
-  if (e.training.device == "auto" && torch::cuda::is_available()) {
-    throw std::runtime_error(
-        "training on CUDA devices is not wired into the trainer yet; set training.device = "
-        "\"cpu\"");
-  }
+  const torch::Device device = choose_device(e.training.device, world.local_rank());
+  // Gradients travel over NCCL on GPUs and over MPI on CPUs; scalars always over MPI.
+  const auto gradient_comm = gradient_communicator(device, world);
+  comm::Communicator& grad_comm = gradient_comm ? *gradient_comm : world.comm();
+  log.line(fmt::format("rank {}: device {}, gradients over {}", rank, device.str(), grad_comm.backend()));
 
   // Batch geometry: global = micro * accumulation * ranks.
   const auto global = static_cast<std::uint64_t>(e.training.batch_size);
@@ -123,7 +150,37 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   // Model and optimizer: the same seed on every rank, then rank 0's weights everywhere.
   torch::manual_seed(e.job.seed);
   const auto model = model::make_model(e.model, tokenizer.vocab_size());
-  broadcast_parameters(*model, world.comm());
+  model->to(device);
+  // The reducer: DDP averages gradients every step (and broadcasts rank 0's
+  // weights first); DDAP lets replicas step alone and merges their weights.
+  std::unique_ptr<reduce::DdpReducer> ddp;
+  std::unique_ptr<comm::Communicator> merge_comm;
+  std::unique_ptr<reduce::DdapReducer> ddap;
+  const config::ParallelConfig& par = e.parallel;
+  if (par.reducer == "ddp") {
+    ddp = std::make_unique<reduce::DdpReducer>(
+        *model, grad_comm,
+        reduce::DdpOptions{static_cast<std::size_t>(par.first_bucket_mb * (1 << 20)),
+                           static_cast<std::size_t>(par.bucket_cap_mb * (1 << 20)), par.overlap, par.bf16_compression});
+    log.line(fmt::format("reducer ddp: {} buckets, {} with backward{}", ddp->bucket_count(),
+                         par.overlap ? "overlapped" : "not overlapped",
+                         par.bf16_compression ? ", bf16 on the wire" : ""));
+  } else {
+    broadcast_parameters(*model, grad_comm);
+    // Merges run on a communicator of their own, so an overlapped merge never
+    // interleaves with the trainer's own collectives.
+    merge_comm = device.is_cuda()
+                     ? gradient_communicator(device, world)
+                     : std::make_unique<comm::MpiCommunicator>(world.mpi_comm(), world.collective_timeout());
+    ddap = std::make_unique<reduce::DdapReducer>(*model, *merge_comm,
+                                                 reduce::DdapOptions{par.merge_every,
+                                                                     {par.merge, par.outer_lr, par.outer_momentum},
+                                                                     par.merge_mode == "overlapped",
+                                                                     par.merge_delay});
+    log.line(
+        fmt::format("reducer ddap: {} merge every {} steps, {}{}", par.merge, par.merge_every, par.merge_mode,
+                    par.merge_mode == "overlapped" ? fmt::format(" (applied {} step(s) later)", par.merge_delay) : ""));
+  }
   const auto optimizer = make_optimizer(*model, e.optimizer);
   const double flops_per_token = model->flops_per_token(static_cast<std::int64_t>(seq_len));
   const double peak = measure_sgemm_peak();
@@ -159,25 +216,34 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
     set_learning_rate(*optimizer, lr);
     const std::uint64_t epoch = sampler.state().epoch + (sampler.state().step == sampler.steps_per_epoch() ? 1 : 0);
     const auto indices = sampler.next();
-    // Gradients start undefined, so backward writes them instead of adding to zeros.
-    for (auto& p : model->parameters()) p.mutable_grad().reset();
+    if (ddp) {
+      ddp->zero_grad();  // the gradients are views into DDP's buckets
+    } else {
+      // Gradients start undefined, so backward writes them instead of adding to zeros.
+      for (auto& p : model->parameters()) p.mutable_grad().reset();
+    }
     double step_loss = 0;
     for (std::size_t m = 0; m < accumulation; ++m) {
+      if (ddp) ddp->set_sync(m + 1 == accumulation);  // no_sync for the accumulation micro-steps
       const Batch batch = make_batch(train_set, indices, m * micro, micro, model->objective(), masking, epoch);
       torch::Tensor loss;
       {
-        const AutocastGuard autocast(bf16);
-        loss = model::language_model_loss(model->forward(batch.inputs), batch.targets);
+        const AutocastGuard autocast(bf16, device.is_cuda());
+        loss = model::language_model_loss(model->forward(batch.inputs.to(device)), batch.targets.to(device));
       }
       (loss / static_cast<double>(accumulation)).backward();
       step_loss += loss.item<double>() / static_cast<double>(accumulation);
     }
-    average_gradients(*model, world.comm());
+    if (ddp) ddp->finish_backward();
     double grad_norm = 0;
     if (e.optimizer.grad_clip > 0) {
       grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), e.optimizer.grad_clip);
     }
     optimizer->step();
+    if (ddap) ddap->after_step(step + 1, sampler.state().step == sampler.steps_per_epoch());
+    if (ddp && par.check_replicas_every > 0 && (step + 1) % par.check_replicas_every == 0) {
+      reduce::check_replicas(*model, world.comm(), step + 1);
+    }
     tokens_seen += global * seq_len;
     window_loss += step_loss;
     ++window_steps;
@@ -203,6 +269,10 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
       window_steps = 0;
     }
     if (e.eval.interval > 0 && (step + 1) % e.eval.interval == 0 && !last) run_eval(step + 1);
+  }
+  if (ddap) {
+    ddap->finish();
+    log.line(fmt::format("ddap: {} merges", ddap->merges()));
   }
   const double train_seconds = seconds_since(train_start);
 

@@ -21,25 +21,9 @@ void broadcast_parameters(model::LanguageModel& model, comm::Communicator& comm)
   for (auto& p : model.parameters()) {
     comm.broadcast(p.data_ptr(), static_cast<std::size_t>(p.numel()), comm::DType::kFloat32, 0);
   }
-}
-
-void average_gradients(model::LanguageModel& model, comm::Communicator& comm) {
-  if (comm.size() == 1) return;
-  std::vector<torch::Tensor> grads;
-  for (auto& p : model.parameters()) {
-    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-    grads.push_back(p.grad());
-  }
-  std::vector<torch::Tensor> parts;
-  for (auto& g : grads) parts.push_back(g.reshape({-1}));
-  torch::Tensor flat = torch::cat(parts);
-  comm.allreduce(flat.data_ptr(), static_cast<std::size_t>(flat.numel()), comm::DType::kFloat32,
-                 comm::ReduceOp::kAverage);
-  std::int64_t offset = 0;
-  for (auto& g : grads) {
-    g.copy_(flat.narrow(0, offset, g.numel()).view_as(g));
-    offset += g.numel();
-  }
+  // NCCL work is asynchronous to the host; a barrier on the same communicator
+  // orders it before the first step reads the weights.
+  comm.barrier();
 }
 
 }  // namespace hpctrain::train

@@ -1,5 +1,6 @@
 // Whole-model operations on the weights: the SHA-256 that proves two runs
-// bit-identical, and the start-of-run broadcast from rank 0.
+// bit-identical, and the start-of-run broadcast from rank 0 (DDAP; DDP's
+// reducer broadcasts itself).
 #pragma once
 
 #include <string>
@@ -14,8 +15,5 @@ std::string weights_sha256(const model::LanguageModel& model);
 
 // Every rank ends with rank 0's parameters.
 void broadcast_parameters(model::LanguageModel& model, comm::Communicator& comm);
-
-// Averages every parameter's gradient over the ranks (one flat allreduce).
-void average_gradients(model::LanguageModel& model, comm::Communicator& comm);
 
 }  // namespace hpctrain::train

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# train-determinism.sh HPCTRAIN EXPERIMENT DATA_DIR RANKS: trains the same
+# train-determinism.sh HPCTRAIN EXPERIMENT DATA_DIR RANKS [--set k=v ...]: trains the same
 # experiment twice with the same seed and world size; the deterministic metrics
 # (loss, lr, grad norm, eval loss) must be bitwise identical, and so must the
 # final weights hash printed at the end of each run.
 set -euo pipefail
 hpctrain=$1 experiment=$2 data=$3 ranks=$4
+shift 4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tiny=(--set "data.dir=$data" --set training.steps=8 --set training.batch_size=8 --set training.micro_batch_size=4
       --set model.n_layer=2 --set model.d_model=64 --set eval.interval=4 --set eval.batches=2 --set logging.interval=1
-      --set eval.sample_tokens=0)
+      --set eval.sample_tokens=0 "$@")
 for run in a b; do
   mpiexec -n "$ranks" "$hpctrain" train "$experiment" "${tiny[@]}" --set "job.run_dir=$work/$run" >"$work/$run.out" 2>&1 ||
     { cat "$work/$run.out"; exit 1; }

@@ -1,0 +1,71 @@
+// DDAP, the asynchronous reducer (DESIGN §4, seed 000): ranks take local
+// optimizer steps with no communication, and every H steps (and at each epoch
+// end) merge their replicas against the shared anchor with a MergeRule.
+//
+// blocking:   at step t, M from Δᵢ = θᵢ(t) − anchor; anchor ← next_anchor;
+//             θᵢ ← anchor. (Seed 000's behaviour.)
+// overlapped: at step t, each rank keeps θᵢ(t) and starts the merge on a
+//             background thread over a communicator of its own; training goes
+//             on; at step t + k the merge is complete and
+//             anchor ← next_anchor,  θᵢ ← anchor + (θᵢ(t + k) − θᵢ(t)),
+//             keeping the local progress made while the merge was in flight.
+//             With k = 0 this is the blocking rule.
+// Deterministic: M is a pure function of the Δᵢ, whatever the timing.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <future>
+
+#include "comm/communicator.h"
+#include "model/language_model.h"
+#include "reduce/model_merge.h"
+
+namespace hpctrain::reduce {
+
+struct DdapOptions {
+  std::int64_t merge_every = 16;  // H
+  MergeRule rule;
+  bool overlapped = false;
+  std::int64_t delay = 1;  // k: steps between starting and applying an overlapped merge
+};
+
+class DdapReducer {
+ public:
+  // `comm` must not be used by anyone else while a merge is in flight.
+  DdapReducer(model::LanguageModel& model, comm::Communicator& comm, DdapOptions options);
+  ~DdapReducer();
+  DdapReducer(const DdapReducer&) = delete;
+  DdapReducer& operator=(const DdapReducer&) = delete;
+
+  // After optimizer step `step` (1-based). Starts a merge every H steps and at
+  // an epoch's end; applies an overlapped merge k steps after it started.
+  void after_step(std::int64_t step, bool epoch_end);
+  // End of training: applies any merge in flight, then merges the final
+  // replicas (blocking) unless the last step just did, so every rank ends with
+  // the same weights.
+  void finish();
+
+  [[nodiscard]] const at::Tensor& anchor() const { return anchor_; }
+  [[nodiscard]] std::int64_t merges() const { return merges_; }
+
+ private:
+  void start(std::int64_t step);
+  void apply();
+
+  model::LanguageModel& model_;
+  comm::Communicator& comm_;
+  DdapOptions options_;
+  at::Tensor anchor_;
+  at::Tensor momentum_;  // diloco's outer momentum
+  std::int64_t merges_ = 0;
+  std::int64_t last_step_ = 0;
+  std::int64_t last_merge_applied_for_ = -1;  // the step whose state the anchor holds
+  // The merge in flight.
+  std::int64_t started_at_ = -1;
+  at::Tensor theta_at_start_;
+  std::future<at::Tensor> merged_;
+};
+
+}  // namespace hpctrain::reduce

@@ -1,0 +1,153 @@
+#include "reduce/ddp_reducer.h"
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/torch.h>
+
+namespace hpctrain::reduce {
+namespace {
+
+// Runs after a parameter's AccumulateGrad node: its gradient is final for this backward.
+class ReadyHook final : public torch::autograd::FunctionPostHook {
+ public:
+  ReadyHook(std::function<void()> ready) : ready_(std::move(ready)) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    ready_();
+    return outputs;
+  }
+
+ private:
+  std::function<void()> ready_;
+};
+
+}  // namespace
+
+DdpReducer::DdpReducer(model::LanguageModel& model, comm::Communicator& comm, DdpOptions options)
+    : comm_(comm), options_(options), params_(model.parameters()) {
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : params_)
+      comm_.broadcast(p.data_ptr(), static_cast<std::size_t>(p.numel()), comm::DType::kFloat32, 0);
+  }
+  // Buckets in reverse registration order: backward produces late layers first.
+  bucket_of_.resize(params_.size());
+  std::vector<std::vector<std::size_t>> groups;
+  std::size_t bytes = 0;
+  for (std::size_t i = params_.size(); i-- > 0;) {
+    const std::size_t cap = groups.size() <= 1 ? options_.first_bucket_bytes : options_.bucket_cap_bytes;
+    const std::size_t param_bytes = static_cast<std::size_t>(params_[i].numel()) * sizeof(float);
+    if (groups.empty() || (bytes > 0 && bytes + param_bytes > cap)) {
+      groups.emplace_back();
+      bytes = 0;
+    }
+    groups.back().push_back(i);
+    bytes += param_bytes;
+  }
+  buckets_.resize(groups.size());
+  for (std::size_t b = 0; b < groups.size(); ++b) {
+    Bucket& bucket = buckets_[b];
+    std::int64_t numel = 0;
+    for (std::size_t i : groups[b]) numel += params_[i].numel();
+    bucket.flat = torch::zeros({numel}, params_.front().options());
+    if (options_.bf16_compression) bucket.wire = torch::empty({numel}, bucket.flat.options().dtype(torch::kBFloat16));
+    bucket.params = groups[b];
+    std::int64_t offset = 0;
+    for (std::size_t i : groups[b]) {
+      bucket_of_[i] = b;
+      // The gradient is a view into the bucket: AccumulateGrad adds in place.
+      params_[i].mutable_grad() = bucket.flat.narrow(0, offset, params_[i].numel()).view_as(params_[i]);
+      offset += params_[i].numel();
+    }
+  }
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(params_[i]);
+    accumulator->add_post_hook(std::make_unique<ReadyHook>([this, i] { on_gradient_ready(i); }));
+    accumulators_.push_back(std::move(accumulator));
+  }
+  zero_grad();
+  thread_ = std::thread([this] { communication_loop(); });
+}
+
+DdpReducer::~DdpReducer() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+std::vector<std::size_t> DdpReducer::bucket_bytes() const {
+  std::vector<std::size_t> out;
+  for (const auto& b : buckets_) out.push_back(static_cast<std::size_t>(b.flat.numel()) * sizeof(float));
+  return out;
+}
+
+void DdpReducer::zero_grad() {
+  const std::lock_guard lock(mutex_);
+  for (auto& b : buckets_) {
+    b.flat.zero_();
+    b.pending = b.params.size();
+    b.ready = false;
+  }
+  next_to_launch_ = 0;
+  reduced_ = 0;
+}
+
+void DdpReducer::set_sync(bool sync) { sync_ = sync; }
+
+void DdpReducer::on_gradient_ready(std::size_t param) {
+  if (!sync_ || !options_.overlap) return;
+  const std::lock_guard lock(mutex_);
+  Bucket& bucket = buckets_[bucket_of_[param]];
+  if (bucket.pending > 0 && --bucket.pending == 0) {
+    mark_ready(bucket_of_[param]);
+    ++launched_by_hooks_;
+  }
+}
+
+void DdpReducer::mark_ready(std::size_t bucket) {
+  buckets_[bucket].ready = true;
+  changed_.notify_all();
+}
+
+void DdpReducer::finish_backward() {
+  std::unique_lock lock(mutex_);
+  // Parameters the loss did not reach, or overlap off: their buckets go now.
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    if (!buckets_[b].ready) mark_ready(b);
+  }
+  changed_.wait(lock, [&] { return reduced_ == buckets_.size(); });
+}
+
+void DdpReducer::reduce_bucket(Bucket& bucket) {
+  const auto n = static_cast<std::size_t>(bucket.flat.numel());
+  if (options_.bf16_compression) {
+    bucket.wire.copy_(bucket.flat);
+    comm_.allreduce(bucket.wire.data_ptr(), n, comm::DType::kBFloat16, comm::ReduceOp::kAverage);
+    bucket.flat.copy_(bucket.wire);
+  } else {
+    comm_.allreduce(bucket.flat.data_ptr(), n, comm::DType::kFloat32, comm::ReduceOp::kAverage);
+  }
+}
+
+void DdpReducer::communication_loop() {
+  torch::NoGradGuard no_grad;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    // Strictly in bucket order: the same collective sequence on every rank.
+    changed_.wait(lock,
+                  [&] { return stopping_ || (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].ready); });
+    if (stopping_) return;
+    Bucket& bucket = buckets_[next_to_launch_++];
+    lock.unlock();
+    reduce_bucket(bucket);
+    lock.lock();
+    ++reduced_;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace hpctrain::reduce

@@ -1,0 +1,94 @@
+// DDP, the synchronous reducer, after PyTorch's C++ Reducer (DESIGN §4):
+//  - parameters go into buckets in reverse registration order (the order
+//    backward produces their gradients): a small first bucket, then buckets of
+//    up to bucket_cap bytes;
+//  - each parameter's .grad is a view into its bucket's flat buffer, so
+//    gradients accumulate in place and need no copy;
+//  - a hook on each parameter's gradient accumulator marks it ready; a full
+//    bucket is handed to a communication thread, which allreduces it (average
+//    folded in) while backward goes on. Buckets are launched strictly in index
+//    order, so every rank issues the same sequence of collectives;
+//  - set_sync(false) (no_sync) turns the hooks off for accumulation micro-steps;
+//  - optional bf16 compression halves the bytes on the wire.
+// With overlap off, the same buckets are reduced after backward: the results
+// are bitwise identical, only the timing differs.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "model/language_model.h"
+
+namespace torch::autograd {
+struct Node;
+}
+
+namespace hpctrain::reduce {
+
+struct DdpOptions {
+  std::size_t first_bucket_bytes = std::size_t{1} << 20;
+  std::size_t bucket_cap_bytes = std::size_t{25} << 20;
+  bool overlap = true;
+  bool bf16_compression = false;
+};
+
+class DdpReducer {
+ public:
+  // Broadcasts rank 0's parameters, builds the buckets, installs the hooks.
+  DdpReducer(model::LanguageModel& model, comm::Communicator& comm, DdpOptions options);
+  ~DdpReducer();
+  DdpReducer(const DdpReducer&) = delete;
+  DdpReducer& operator=(const DdpReducer&) = delete;
+
+  // Before a step's first backward: zeroes the gradients (the bucket buffers).
+  void zero_grad();
+  // false during accumulation micro-steps; true for the step's last backward.
+  void set_sync(bool sync);
+  // After the last backward: reduces what is left and waits for every bucket.
+  void finish_backward();
+
+  [[nodiscard]] std::size_t bucket_count() const { return buckets_.size(); }
+  [[nodiscard]] std::vector<std::size_t> bucket_bytes() const;
+  // Buckets so far handed to the communication thread by the gradient hooks,
+  // that is during backward rather than after it.
+  [[nodiscard]] std::size_t buckets_launched_during_backward() const { return launched_by_hooks_; }
+
+ private:
+  struct Bucket {
+    at::Tensor flat;  // fp32, the gradients live here
+    at::Tensor wire;  // bf16 copy when compressing
+    std::vector<std::size_t> params;
+    std::size_t pending = 0;
+    bool ready = false;
+  };
+
+  void on_gradient_ready(std::size_t param);
+  void mark_ready(std::size_t bucket);  // caller holds mutex_
+  void communication_loop();
+  void reduce_bucket(Bucket& bucket);
+
+  comm::Communicator& comm_;
+  DdpOptions options_;
+  std::vector<at::Tensor> params_;
+  std::vector<std::size_t> bucket_of_;
+  std::vector<Bucket> buckets_;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // keeps the hooked nodes alive
+  bool sync_ = true;
+  std::size_t launched_by_hooks_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::size_t next_to_launch_ = 0;
+  std::size_t reduced_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace hpctrain::reduce

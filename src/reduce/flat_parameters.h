@@ -1,0 +1,16 @@
+// A model's parameters as one flat fp32 vector, in registration order: what
+// model merges communicate and keep anchors of.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "model/language_model.h"
+
+namespace hpctrain::reduce {
+
+// A fresh contiguous copy of every parameter, concatenated.
+at::Tensor flatten_parameters(const model::LanguageModel& model);
+// Copies `flat` back into the parameters (shapes from the model).
+void unflatten_into_parameters(const at::Tensor& flat, model::LanguageModel& model);
+
+}  // namespace hpctrain::reduce

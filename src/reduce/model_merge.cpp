@@ -1,0 +1,41 @@
+#include "reduce/model_merge.h"
+
+#include <torch/torch.h>
+
+namespace hpctrain::reduce {
+namespace {
+
+void allreduce_sum(at::Tensor& t, comm::Communicator& comm) {
+  comm.allreduce(t.data_ptr(), static_cast<std::size_t>(t.numel()), comm::DType::kFloat32, comm::ReduceOp::kSum);
+}
+
+}  // namespace
+
+at::Tensor merged_delta(const at::Tensor& delta, const MergeRule& rule, comm::Communicator& comm) {
+  if (rule.kind != "ties") {
+    at::Tensor mean = delta.contiguous().clone();
+    comm.allreduce(mean.data_ptr(), static_cast<std::size_t>(mean.numel()), comm::DType::kFloat32,
+                   comm::ReduceOp::kAverage);
+    return mean;
+  }
+  at::Tensor total = delta.contiguous().clone();
+  allreduce_sum(total, comm);
+  const at::Tensor elected = torch::sign(total);
+  const at::Tensor agrees = (torch::sign(delta) == elected) & (delta != 0);
+  at::Tensor agreeing = torch::where(agrees, delta, torch::zeros_like(delta)).contiguous();
+  at::Tensor count = agrees.to(torch::kFloat32).contiguous();
+  allreduce_sum(agreeing, comm);
+  allreduce_sum(count, comm);
+  return torch::where(count > 0, agreeing / count.clamp_min(1), torch::zeros_like(agreeing));
+}
+
+at::Tensor next_anchor(const at::Tensor& anchor, const at::Tensor& merged, const MergeRule& rule,
+                       at::Tensor& momentum) {
+  if (rule.kind != "diloco") return anchor + merged;
+  const at::Tensor g = -merged;
+  if (!momentum.defined()) momentum = torch::zeros_like(anchor);
+  momentum.mul_(rule.outer_momentum).add_(g);
+  return anchor - rule.outer_lr * (g + rule.outer_momentum * momentum);
+}
+
+}  // namespace hpctrain::reduce

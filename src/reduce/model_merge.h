@@ -1,0 +1,34 @@
+// DDAP's merge rules (docs/reducers.md). Each rank i holds its replica θᵢ and
+// the shared anchor (the last merged weights); Δᵢ = θᵢ − anchor.
+//   average: M = mean over ranks of Δᵢ (local SGD)
+//   ties:    s = sign(Σᵢ Δᵢ) elects a sign per element; only the Δᵢ whose sign
+//            equals s (and are non-zero) count; M = (Σ agreeing Δᵢ) / (number of
+//            agreeing ranks), 0 where none agree ("disjoint mean")
+//   diloco:  g = −mean(Δᵢ) is a pseudo-gradient; Nesterov outer step:
+//            v ← μ·v + g;  anchor ← anchor − η·(g + μ·v)
+// For average and ties the new anchor is anchor + M.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+#include "comm/communicator.h"
+
+namespace hpctrain::reduce {
+
+struct MergeRule {
+  std::string kind = "average";  // average, ties, diloco
+  double outer_lr = 0.7;         // diloco η
+  double outer_momentum = 0.9;   // diloco μ
+};
+
+// The collective part of a merge: M from this rank's Δ (fp32, flat). Blocking;
+// every rank must call it with the same rule. ties takes three allreduces
+// (the sum of Δ, then the sum of agreeing Δ and the agreeing counts).
+at::Tensor merged_delta(const at::Tensor& delta, const MergeRule& rule, comm::Communicator& comm);
+
+// The new anchor from the old one and M; updates the diloco momentum in place.
+at::Tensor next_anchor(const at::Tensor& anchor, const at::Tensor& merged, const MergeRule& rule, at::Tensor& momentum);
+
+}  // namespace hpctrain::reduce

@@ -1,0 +1,203 @@
+// DDP and DDAP across ranks: the properties the reducers promise.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "comm/mpi_communicator.h"
+#include "reduce/ddap_reducer.h"
+#include "reduce/ddp_reducer.h"
+#include "reduce/flat_parameters.h"
+#include "reduce/model_merge.h"
+#include "reduce/replica_check.h"
+
+namespace hpctrain::reduce {
+namespace {
+
+constexpr std::int64_t kVocab = 64;
+
+std::shared_ptr<model::LanguageModel> tiny_model(const std::string& kind = "gpt") {
+  config::ModelConfig c;
+  c.kind = kind;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.d_model = 16;
+  c.max_seq_len = 8;
+  torch::manual_seed(3);
+  return model::make_model(c, kVocab);
+}
+
+// This rank's batch for `step`: different on every rank, the same in every run.
+std::pair<torch::Tensor, torch::Tensor> batch(int rank, int step, int size = 4) {
+  torch::manual_seed(1000 * step + rank);
+  return {torch::randint(kVocab, {size, 8}), torch::randint(kVocab, {size, 8})};
+}
+
+class ReducerTest : public ::testing::Test {
+ protected:
+  comm::MpiCommunicator comm{MPI_COMM_WORLD, std::chrono::seconds(120)};
+};
+
+// Trains `steps` SGD or AdamW steps under DDP; returns the flat weights.
+torch::Tensor train_ddp(comm::Communicator& comm, bool overlap, int steps, int micro_steps = 1,
+                        double bucket_cap_mb = 0.01) {
+  auto model = tiny_model();
+  const std::size_t cap = static_cast<std::size_t>(bucket_cap_mb * (1 << 20));
+  DdpReducer ddp(*model, comm, {cap / 4, cap, overlap, false});
+  EXPECT_GT(ddp.bucket_count(), 2U) << "the test wants several buckets";
+  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  for (int s = 0; s < steps; ++s) {
+    ddp.zero_grad();
+    for (int m = 0; m < micro_steps; ++m) {
+      ddp.set_sync(m + 1 == micro_steps);
+      const auto [x, y] = batch(comm.rank(), s * micro_steps + m);
+      (model::language_model_loss(model->forward(x), y) / micro_steps).backward();
+    }
+    ddp.finish_backward();
+    optimizer.step();
+  }
+  // Overlap means the hooks hand every bucket over during backward, once per
+  // step (never during the no_sync micro-steps); without overlap, none.
+  EXPECT_EQ(ddp.buckets_launched_during_backward(), overlap ? ddp.bucket_count() * steps : 0U);
+  return flatten_parameters(*model);
+}
+
+TEST_F(ReducerTest, OverlappedDdpEqualsNonOverlappedBitwise) {
+  const torch::Tensor overlapped = train_ddp(comm, true, 5, 2);
+  const torch::Tensor after_backward = train_ddp(comm, false, 5, 2);
+  EXPECT_TRUE(torch::equal(overlapped, after_backward));
+}
+
+TEST_F(ReducerTest, DdpKeepsReplicasIdentical) {
+  const torch::Tensor weights = train_ddp(comm, true, 4);
+  std::vector<float> all(static_cast<std::size_t>(weights.numel() * comm.size()));
+  comm.allgather(weights.data_ptr(), all.data(), static_cast<std::size_t>(weights.numel()), comm::DType::kFloat32);
+  for (int r = 1; r < comm.size(); ++r) {
+    ASSERT_TRUE(std::equal(all.begin(), all.begin() + weights.numel(), all.begin() + r * weights.numel()));
+  }
+}
+
+TEST_F(ReducerTest, DdpEqualsOneRankWithTheWholeBatch) {
+  // Every rank also computes, alone, what one rank would do with all ranks' batches.
+  const torch::Tensor distributed = train_ddp(comm, true, 3);
+  auto model = tiny_model();
+  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  for (int s = 0; s < 3; ++s) {
+    optimizer.zero_grad();
+    for (int r = 0; r < comm.size(); ++r) {
+      const auto [x, y] = batch(r, s);
+      (model::language_model_loss(model->forward(x), y) / comm.size()).backward();
+    }
+    optimizer.step();
+  }
+  const torch::Tensor single = flatten_parameters(*model);
+  // fp32 tolerance: the sums differ in order only, but AdamW's division by
+  // sqrt(v) magnifies last-bit differences in gradients near zero.
+  EXPECT_LE(((distributed - single).norm() / single.norm()).item<double>(), 1e-5);
+}
+
+TEST_F(ReducerTest, TiesMatchesTheElementwiseRule) {
+  torch::manual_seed(77 + comm.rank());
+  // Small integers make signs, ties and zeros common.
+  const torch::Tensor delta = torch::randint(-2, 3, {257}).to(torch::kFloat32);
+  const torch::Tensor merged = merged_delta(delta, {"ties"}, comm);
+  std::vector<float> all(257 * static_cast<std::size_t>(comm.size()));
+  comm.allgather(delta.data_ptr(), all.data(), 257, comm::DType::kFloat32);
+  for (std::size_t e = 0; e < 257; ++e) {
+    float total = 0;
+    for (int r = 0; r < comm.size(); ++r) total += all[r * 257 + e];
+    const float sign = total > 0 ? 1.0F : (total < 0 ? -1.0F : 0.0F);
+    float sum = 0;
+    int count = 0;
+    for (int r = 0; r < comm.size(); ++r) {
+      const float d = all[r * 257 + e];
+      if (d != 0 && (d > 0 ? 1.0F : -1.0F) == sign) {
+        sum += d;
+        ++count;
+      }
+    }
+    const float expected = count > 0 ? sum / static_cast<float>(count) : 0.0F;
+    ASSERT_FLOAT_EQ(merged[static_cast<std::int64_t>(e)].item<float>(), expected) << "element " << e;
+  }
+}
+
+TEST_F(ReducerTest, AverageEveryStepUnderSgdEqualsDdp) {
+  // DDP with plain SGD...
+  auto ddp_model = tiny_model("mlp");
+  {
+    DdpReducer ddp(*ddp_model, comm, {});
+    torch::optim::SGD sgd(ddp_model->parameters(), torch::optim::SGDOptions(0.1));
+    for (int s = 0; s < 4; ++s) {
+      ddp.zero_grad();
+      const auto [x, y] = batch(comm.rank(), s);
+      model::language_model_loss(ddp_model->forward(x), y).backward();
+      ddp.finish_backward();
+      sgd.step();
+    }
+  }
+  // ...against local SGD steps averaged after every step (DDAP, H = 1).
+  auto local = tiny_model("mlp");
+  comm::MpiCommunicator merge_comm(MPI_COMM_WORLD, std::chrono::seconds(120));
+  DdapReducer ddap(*local, merge_comm, {1, {"average"}, false, 0});
+  torch::optim::SGD sgd(local->parameters(), torch::optim::SGDOptions(0.1));
+  for (int s = 0; s < 4; ++s) {
+    sgd.zero_grad();
+    const auto [x, y] = batch(comm.rank(), s);
+    model::language_model_loss(local->forward(x), y).backward();
+    sgd.step();
+    ddap.after_step(s + 1, false);
+  }
+  const torch::Tensor a = flatten_parameters(*ddp_model);
+  const torch::Tensor b = flatten_parameters(*local);
+  EXPECT_LE(((a - b).norm() / a.norm()).item<double>(), 1e-6);
+}
+
+torch::Tensor train_ddap(comm::Communicator& comm, const std::string& rule, bool overlapped) {
+  auto model = tiny_model();
+  comm::MpiCommunicator merge_comm(MPI_COMM_WORLD, std::chrono::seconds(120));
+  DdapReducer ddap(*model, merge_comm, {3, {rule, 0.7, 0.9}, overlapped, 1});
+  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  for (int s = 0; s < 10; ++s) {
+    optimizer.zero_grad();
+    const auto [x, y] = batch(comm.rank(), s);
+    model::language_model_loss(model->forward(x), y).backward();
+    optimizer.step();
+    ddap.after_step(s + 1, false);
+  }
+  ddap.finish();
+  EXPECT_EQ(ddap.merges(), 4);  // steps 3, 6, 9 and the final one
+  return flatten_parameters(*model);
+}
+
+TEST_F(ReducerTest, OverlappedDdapIsDeterministicAndEndsWithIdenticalReplicas) {
+  for (const std::string rule : {"average", "ties", "diloco"}) {
+    const torch::Tensor first = train_ddap(comm, rule, true);
+    const torch::Tensor second = train_ddap(comm, rule, true);
+    EXPECT_TRUE(torch::equal(first, second)) << rule;
+    std::vector<float> all(static_cast<std::size_t>(first.numel() * comm.size()));
+    comm.allgather(first.data_ptr(), all.data(), static_cast<std::size_t>(first.numel()), comm::DType::kFloat32);
+    for (int r = 1; r < comm.size(); ++r) {
+      EXPECT_TRUE(std::equal(all.begin(), all.begin() + first.numel(), all.begin() + r * first.numel())) << rule;
+    }
+  }
+}
+
+TEST_F(ReducerTest, DivergenceCheckNamesTheFirstDifferingParameter) {
+  auto model = tiny_model();
+  EXPECT_NO_THROW(check_replicas(*model, comm, 1));
+  if (comm.rank() == comm.size() - 1) {
+    torch::NoGradGuard no_grad;
+    model->named_parameters()["blocks.1.mlp.fc.weight"].view({-1})[5].add_(1e-3);
+  }
+  try {
+    check_replicas(*model, comm, 7);
+    FAIL() << "no divergence reported";
+  } catch (const ReplicaDivergence& e) {
+    EXPECT_NE(std::string(e.what()).find("replicas diverged at step 7: parameter blocks.1.mlp.fc.weight differs from "
+                                         "rank 0's on rank " +
+                                         std::to_string(comm.size() - 1)),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hpctrain::reduce

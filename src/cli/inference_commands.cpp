@@ -26,14 +26,7 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
   runtime::apply_threads(runtime::plan_threads(env, world.local_size()).threads);
   const data::TokenDataset validation(e.data.dir, "val", static_cast<std::size_t>(e.data.seq_len),
                                       trained.tokenizer.hash());
-  data::MlmMasking masking;
-  masking.probability = e.data.mlm_probability;
-  masking.mask_fraction = e.data.mlm_mask_fraction;
-  masking.random_fraction = e.data.mlm_random_fraction;
-  masking.seed = e.job.seed;
-  masking.mask_id = data::Tokenizer::kMask;
-  for (int id = 0; id < trained.tokenizer.vocab_size(); ++id)
-    masking.special.push_back(trained.tokenizer.is_special(id));
+  const auto masking = data::make_mlm_masking(e.data, e.job.seed, trained.tokenizer);
   const auto r = train::evaluate(*trained.model, validation, masking, e.eval.batches, e.training.micro_batch_size,
                                  e.training.precision == "bf16", world.comm());
   if (world.rank() == 0) {

@@ -10,6 +10,17 @@ double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0
 
 }  // namespace
 
+MlmMasking make_mlm_masking(const config::DataConfig& data, std::uint64_t seed, const Tokenizer& tokenizer) {
+  MlmMasking m;
+  m.probability = data.mlm_probability;
+  m.mask_fraction = data.mlm_mask_fraction;
+  m.random_fraction = data.mlm_random_fraction;
+  m.seed = seed;
+  m.mask_id = Tokenizer::kMask;
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) m.special.push_back(tokenizer.is_special(id));
+  return m;
+}
+
 void mask_tokens(const MlmMasking& m, std::uint64_t sample_id, std::int64_t* tokens, std::int64_t* labels,
                  std::size_t n) {
   const auto vocab = static_cast<std::uint64_t>(m.special.size());

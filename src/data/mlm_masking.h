@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "config/experiment.h"
+#include "data/tokenizer.h"
+
 namespace hpctrain::data {
 
 constexpr std::int64_t kIgnoreLabel = -100;
@@ -22,6 +25,9 @@ struct MlmMasking {
   std::int64_t mask_id = 4;
   std::vector<bool> special;  // by token id: never chosen, never a random replacement
 };
+
+// The masking [data] configures, for a tokenizer's special pieces.
+MlmMasking make_mlm_masking(const config::DataConfig& data, std::uint64_t seed, const Tokenizer& tokenizer);
 
 // Masks `tokens[0..n)` in place and writes `labels[0..n)`.
 void mask_tokens(const MlmMasking& masking, std::uint64_t sample_id, std::int64_t* tokens, std::int64_t* labels,

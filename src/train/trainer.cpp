@@ -139,13 +139,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
         fmt::format("{}: tokenizer.model does not match the shards' tokenizer hash", data_dir.string()));
   }
   data::DistributedSampler sampler(train_set.size(), global, rank, ranks, e.job.seed);
-  data::MlmMasking masking;
-  masking.probability = e.data.mlm_probability;
-  masking.mask_fraction = e.data.mlm_mask_fraction;
-  masking.random_fraction = e.data.mlm_random_fraction;
-  masking.seed = e.job.seed;
-  masking.mask_id = data::Tokenizer::kMask;
-  for (int id = 0; id < tokenizer.vocab_size(); ++id) masking.special.push_back(tokenizer.is_special(id));
+  const data::MlmMasking masking = data::make_mlm_masking(e.data, e.job.seed, tokenizer);
 
   // Model and optimizer: the same seed on every rank, then rank 0's weights everywhere.
   torch::manual_seed(e.job.seed);

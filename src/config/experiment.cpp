@@ -16,8 +16,10 @@ namespace hpctrain::config {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-const std::vector<std::string> kSections = {"job",      "model", "data",    "optimizer",  "schedule", "training",
-                                            "parallel", "eval",  "logging", "checkpoint", "slurm"};
+std::vector<std::string> section_names() {
+  return {"job",      "model", "data",    "optimizer",  "schedule", "training",
+          "parallel", "eval",  "logging", "checkpoint", "slurm"};
+}
 
 toml::table parse_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw ConfigError(fmt::format("{}: no such experiment file", path));
@@ -67,19 +69,23 @@ void apply_override(toml::table& root, const std::string& text) {
   } catch (const toml::parse_error&) {
     parsed = toml::parse("v = " + toml_string(value), origin);
   }
-  // Keeps the parsed node, and with it its origin for error messages.
-  parsed.get("v")->visit([&](auto&& node) { target->insert_or_assign(key, std::move(node)); });
+  // Moves the parsed node out of `parsed` (ours, about to die): a move keeps its
+  // source region, the --set origin of later errors, which a copy would drop.
+  parsed.get("v")->visit([&](auto&& node) {
+    target->insert_or_assign(key, std::move(node));  // NOLINT(bugprone-move-forwarding-reference)
+  });
 }
 
 Experiment resolve(toml::table root, const std::string& path, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) apply_override(root, o);
 
+  const std::vector<std::string> sections = section_names();
   for (const auto& [name, node] : root) {
-    if (std::find(kSections.begin(), kSections.end(), name.str()) != kSections.end()) continue;
-    const std::string hint = closest_match(name.str(), kSections);
+    if (std::find(sections.begin(), sections.end(), name.str()) != sections.end()) continue;
+    const std::string hint = closest_match(name.str(), sections);
     if (!node.is_table()) {
       throw ConfigError(fmt::format("{}: key '{}' is outside any section (sections: [{}])", location(node.source()),
-                                    name.str(), fmt::join(kSections, "], [")));
+                                    name.str(), fmt::join(sections, "], [")));
     }
     throw ConfigError(fmt::format("{}: unknown section [{}]{}", location(node.source()), name.str(),
                                   hint.empty() ? "" : fmt::format(" (did you mean [{}]?)", hint)));

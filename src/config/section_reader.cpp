@@ -25,7 +25,7 @@ std::string type_name(const toml::node& node) {
 }  // namespace
 
 std::string location(const toml::source_region& region) {
-  const std::string path = region.path ? std::string(*region.path) : "<input>";
+  std::string path = region.path ? std::string(*region.path) : "<input>";
   if (path.rfind("--set ", 0) == 0) return path;
   return fmt::format("{}:{}:{}", path, region.begin.line, region.begin.column);
 }
@@ -100,7 +100,7 @@ std::string SectionReader::string(const std::string& key, const std::string& fal
 
 std::string SectionReader::choice(const std::string& key, const std::string& fallback,
                                   const std::vector<std::string>& allowed) {
-  const std::string value = string(key, fallback);
+  std::string value = string(key, fallback);
   if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
     const std::string hint = closest_match(value, allowed);
     fail(*table_->get(key), key,

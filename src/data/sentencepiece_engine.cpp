@@ -13,7 +13,10 @@ namespace {
 
 std::filesystem::path plugin_path() {
   constexpr const char* kName = "libhpctrain_sentencepiece.so";
-  if (const char* explicit_path = std::getenv("HPCTRAIN_SENTENCEPIECE_PLUGIN")) return explicit_path;
+  // Read once, on the thread that loads the plugin, before any other thread of ours exists.
+  if (const char* explicit_path = std::getenv("HPCTRAIN_SENTENCEPIECE_PLUGIN")) {  // NOLINT(concurrency-mt-unsafe)
+    return explicit_path;
+  }
   std::error_code ec;
   const auto exe_dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
   for (const auto& dir : {exe_dir, exe_dir.parent_path(), exe_dir.parent_path() / "lib"}) {
@@ -37,7 +40,7 @@ std::shared_ptr<SentencePieceEngine> load_sentencepiece_engine() {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   if (handle == nullptr) {
     throw DataError(fmt::format("cannot load the SentencePiece plugin {}: {} (set HPCTRAIN_SENTENCEPIECE_PLUGIN)",
-                                path.string(), dlerror()));
+                                path.string(), dlerror()));  // NOLINT(concurrency-mt-unsafe): right after dlopen
   }
   auto plugin = std::make_shared<PluginHandle>(PluginHandle{handle});
   using Factory = SentencePieceEngine* (*)();

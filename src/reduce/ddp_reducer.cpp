@@ -24,7 +24,7 @@ class ReadyHook final : public torch::autograd::FunctionPostHook {
 
 }  // namespace
 
-DdpReducer::DdpReducer(model::LanguageModel& model, comm::Communicator& comm, DdpOptions options)
+DdpReducer::DdpReducer(model::LanguageModel& model, comm::Communicator& comm, const DdpOptions& options)
     : comm_(comm), options_(options), params_(model.parameters()) {
   {
     torch::NoGradGuard no_grad;

@@ -42,7 +42,7 @@ struct DdpOptions {
 class DdpReducer {
  public:
   // Broadcasts rank 0's parameters, builds the buckets, installs the hooks.
-  DdpReducer(model::LanguageModel& model, comm::Communicator& comm, DdpOptions options);
+  DdpReducer(model::LanguageModel& model, comm::Communicator& comm, const DdpOptions& options);
   ~DdpReducer();
   DdpReducer(const DdpReducer&) = delete;
   DdpReducer& operator=(const DdpReducer&) = delete;

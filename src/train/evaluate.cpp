@@ -47,8 +47,8 @@ EvalResult evaluate(model::LanguageModel& model, const data::TokenDataset& valid
   comm.allgather(mine_bits, bits.data(), 3, comm::DType::kInt64);
   double total_sums[3] = {0, 0, 0};
   for (int r = 0; r < comm.size(); ++r) {
-    double part[3];
-    std::memcpy(part, bits.data() + 3 * r, sizeof part);
+    double part[3] = {};
+    std::memcpy(part, bits.data() + std::ptrdiff_t{3} * r, sizeof part);
     for (int k = 0; k < 3; ++k) total_sums[k] += part[k];
   }
   EvalResult result;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 
 namespace hpctrain::train {
 
@@ -12,7 +11,8 @@ double learning_rate(std::int64_t step, std::int64_t total_steps, double peak, c
   const double span = static_cast<double>(std::max<std::int64_t>(1, total_steps - 1 - s.warmup_steps));
   const double progress = std::clamp(static_cast<double>(step - s.warmup_steps) / span, 0.0, 1.0);
   const double floor = peak * s.min_lr_ratio;
-  const double shape = s.decay == "cosine" ? 0.5 * (1.0 + std::cos(std::numbers::pi * progress)) : 1.0 - progress;
+  const double pi = std::acos(-1.0);
+  const double shape = s.decay == "cosine" ? 0.5 * (1.0 + std::cos(pi * progress)) : 1.0 - progress;
   return floor + (peak - floor) * shape;
 }
 

@@ -29,7 +29,7 @@ void RunLog::record(const std::string& kind, std::int64_t step, const Fields& fi
   for (const auto& [key, value] : fields) j[key] = value;
   metrics_ << j.dump() << '\n';
   metrics_.flush();
-  for (const auto& [key, value] : fields) tensorboard_->scalar(kind + "/" + key, step, value);
+  for (const auto& [key, value] : fields) tensorboard_->scalar(fmt::format("{}/{}", kind, key), step, value);
   tensorboard_->flush();
 }
 

@@ -103,12 +103,12 @@ TEST_F(ReducerTest, TiesMatchesTheElementwiseRule) {
   comm.allgather(delta.data_ptr(), all.data(), 257, comm::DType::kFloat32);
   for (std::size_t e = 0; e < 257; ++e) {
     float total = 0;
-    for (int r = 0; r < comm.size(); ++r) total += all[r * 257 + e];
+    for (int r = 0; r < comm.size(); ++r) total += all[static_cast<std::size_t>(r) * 257 + e];
     const float sign = total > 0 ? 1.0F : (total < 0 ? -1.0F : 0.0F);
     float sum = 0;
     int count = 0;
     for (int r = 0; r < comm.size(); ++r) {
-      const float d = all[r * 257 + e];
+      const float d = all[static_cast<std::size_t>(r) * 257 + e];
       if (d != 0 && (d > 0 ? 1.0F : -1.0F) == sign) {
         sum += d;
         ++count;

@@ -71,7 +71,7 @@ TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
 
   const std::string command = std::string(HPCTRAIN_SYSTEM_PYTHON) + " " + HPCTRAIN_REFERENCE_DIR + "/check.py " +
                               (work_ / "in").string() + " " + (work_ / "out").string();
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;  // NOLINT(concurrency-mt-unsafe): single-threaded test
   const TensorDir out = read_tensor_dir(work_ / "out");
 
   const double logits_error = relative_error(logits, out.tensors.at("logits"));
@@ -96,7 +96,7 @@ TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
   write_tensor_dir(work_ / "in-perturbed", perturbed);
   const std::string control = std::string(HPCTRAIN_SYSTEM_PYTHON) + " " + HPCTRAIN_REFERENCE_DIR + "/check.py " +
                               (work_ / "in-perturbed").string() + " " + (work_ / "out-perturbed").string();
-  ASSERT_EQ(std::system(control.c_str()), 0) << control;
+  ASSERT_EQ(std::system(control.c_str()), 0) << control;  // NOLINT(concurrency-mt-unsafe): single-threaded test
   EXPECT_GT(relative_error(logits, read_tensor_dir(work_ / "out-perturbed").tensors.at("logits")), kTolerance);
 
   std::printf("%s: logits %.2e, loss %.2e, worst of %zu gradients %.2e (relative; bound %.0e)\n", c.kind.c_str(),

@@ -17,7 +17,7 @@ namespace hpctrain::data {
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kCode =
+constexpr std::string_view kCode =
     "import os\n\n\nclass Greeter:\n    \"\"\"Says hello.\"\"\"\n\n    def greet(self, name):\n"
     "        if name:\n            return f'hello, {name}!'\n\t\treturn None  # tabs, too\n    \n"
     "def main():\n    print(Greeter().greet('wörld ✓'))   \n\n\n";
@@ -30,8 +30,8 @@ class DataPipelineTest : public ::testing::Test {
     for (const char* name : {"textwrap.py", "shlex.py", "fnmatch.py", "glob.py", "colorsys.py"}) {
       fs::copy_file(python_stdlib_dir() / name, root_ / "corpus" / "pkg" / name);
     }
-    file("corpus/greeter.py", kCode);
-    file("corpus/copy_of_greeter.py", kCode);  // an exact duplicate
+    file("corpus/greeter.py", std::string(kCode));
+    file("corpus/copy_of_greeter.py", std::string(kCode));  // an exact duplicate
   }
   ~DataPipelineTest() override { fs::remove_all(root_); }
 

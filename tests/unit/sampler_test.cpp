@@ -13,6 +13,7 @@ namespace {
 // The global order of `steps` steps, gathered from every rank's share.
 std::vector<std::uint64_t> global_order(std::uint64_t samples, std::uint64_t batch, int world, int steps) {
   std::vector<DistributedSampler> ranks;
+  ranks.reserve(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) ranks.emplace_back(samples, batch, r, world, 42);
   std::vector<std::uint64_t> order;
   for (int s = 0; s < steps; ++s) {
@@ -65,6 +66,7 @@ TEST(DistributedSampler, ResumesExactlyMidEpoch) {
   for (int i = 0; i < 7; ++i) straight.next();
   const SamplerState saved = straight.state();
   std::vector<std::vector<std::uint64_t>> expected;
+  expected.reserve(40);
   for (int i = 0; i < 40; ++i) expected.push_back(straight.next());  // crosses into the next epoch
 
   DistributedSampler resumed(1000, 32, 1, 2, 9);

@@ -79,12 +79,6 @@ DdpReducer::~DdpReducer() {
   thread_.join();
 }
 
-std::vector<std::size_t> DdpReducer::bucket_bytes() const {
-  std::vector<std::size_t> out;
-  for (const auto& b : buckets_) out.push_back(static_cast<std::size_t>(b.flat.numel()) * sizeof(float));
-  return out;
-}
-
 void DdpReducer::zero_grad() {
   const std::lock_guard lock(mutex_);
   for (auto& b : buckets_) {

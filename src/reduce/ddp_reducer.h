@@ -55,7 +55,6 @@ class DdpReducer {
   void finish_backward();
 
   [[nodiscard]] std::size_t bucket_count() const { return buckets_.size(); }
-  [[nodiscard]] std::vector<std::size_t> bucket_bytes() const;
   // Buckets so far handed to the communication thread by the gradient hooks,
   // that is during backward rather than after it.
   [[nodiscard]] std::size_t buckets_launched_during_backward() const { return launched_by_hooks_; }

@@ -19,8 +19,6 @@ class Progress {
   // Ends the live line; the final state is always printed.
   void done(const std::string& line);
 
-  [[nodiscard]] bool live() const { return tty_; }
-
  private:
   std::FILE* out_;
   bool tty_;

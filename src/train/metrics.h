@@ -33,8 +33,6 @@ class RunLog {
   // A progress line: live on a terminal, a plain line otherwise (rank 0).
   void progress(const std::string& text);
 
-  [[nodiscard]] int rank() const { return rank_; }
-
  private:
   int rank_;
   bool tty_;

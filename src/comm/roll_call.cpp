@@ -136,6 +136,9 @@ void RollCall::fail(std::uint64_t seq, const std::string& what, Clock::time_poin
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     if (!answered) MPI_Request_free(&query);
+    // Rank 0 is alive and waiting too, so it will report this same collective
+    // itself; give it the first word so a large job prints one message, not one per rank.
+    if (answered) std::this_thread::sleep_for(grace);
   }
 
   if (!answered) {

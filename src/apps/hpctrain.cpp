@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/ckpt_commands.h"
 #include "cli/doctor_command.h"
 #include "cli/hostnames_command.h"
 #include "cli/inference_commands.h"
@@ -64,6 +65,22 @@ int main(int argc, char** argv) {
   generate->add_option("--top-k", generate_options.top_k, "sample among the k likeliest tokens; 0 = all");
   generate->add_option("--seed", generate_options.seed, "sampling seed (default: job.seed)");
 
+  auto* ckpt = app.add_subcommand("ckpt", "Inspect, verify or export checkpoints");
+  ckpt->require_subcommand(1);
+  bool inspect_all = false;
+  bool inspect_config = false;
+  auto* inspect = ckpt->add_subcommand("inspect", "Provenance, position and contents of a checkpoint");
+  inspect->add_option("RUN_OR_CHECKPOINT", target, "run directory (its newest) or .h5 checkpoint")->required();
+  inspect->add_flag("--all", inspect_all, "list every dataset with its type and shape");
+  inspect->add_flag("--config", inspect_config, "print the stored experiment config");
+  std::vector<std::string> verify_targets;
+  auto* verify = ckpt->add_subcommand("verify", "Check checkpoints end to end (exit 1 if any is bad)");
+  verify->add_option("RUN_OR_CHECKPOINT", verify_targets, "run directories or .h5 files")->required();
+  std::string export_file;
+  auto* export_cmd = ckpt->add_subcommand("export", "Write a checkpoint's model weights as safetensors");
+  export_cmd->add_option("RUN_OR_CHECKPOINT", target, "run directory (its newest) or .h5 checkpoint")->required();
+  export_cmd->add_option("--out", export_file, "the .safetensors file to write")->required();
+
   args.erase(args.begin());  // CLI11 takes the arguments without the program name, reversed
   std::reverse(args.begin(), args.end());
   try {
@@ -80,8 +97,14 @@ int main(int argc, char** argv) {
       hpctrain::cli::run_eval(target, overrides);
     } else if (*generate) {
       hpctrain::cli::run_generate(target, generate_options);
+    } else if (*inspect) {
+      hpctrain::cli::run_ckpt_inspect(target, inspect_all, inspect_config, std::cout);
+    } else if (*verify) {
+      return hpctrain::cli::run_ckpt_verify(verify_targets, std::cout) == 0 ? 0 : 1;
+    } else if (*export_cmd) {
+      hpctrain::cli::run_ckpt_export(target, export_file, std::cout);
     } else if (*train) {
-      hpctrain::cli::run_train(experiment_file, overrides);
+      return hpctrain::cli::run_train(experiment_file, overrides);
     } else if (*prepare) {
       hpctrain::cli::run_prepare(experiment_file, overrides);
     } else if (*doctor) {

@@ -7,6 +7,7 @@
 
 namespace hpctrain::cli {
 
-void run_train(const std::string& experiment_file, const std::vector<std::string>& overrides);
+// Returns the exit status: 0, or config::kRequeueExitCode after a preemption checkpoint.
+int run_train(const std::string& experiment_file, const std::vector<std::string>& overrides);
 
 }  // namespace hpctrain::cli

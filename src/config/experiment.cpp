@@ -181,6 +181,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   t.precision = training.choice("precision", t.precision, {"fp32", "bf16"});
   t.device = training.choice("device", t.device, {"auto", "cpu", "cuda"});
   t.threads = training.integer("threads", t.threads, 0, 1024);
+  t.stop_after = training.integer("stop_after", t.stop_after, 0, kMax);
   training.finish();
 
   SectionReader parallel(root, "parallel", resolved);
@@ -214,9 +215,17 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   e.logging.interval = logging.integer("interval", e.logging.interval, 1, kMax);
   logging.finish();
 
-  // [checkpoint] and [slurm] belong to the checkpoint writer and to jobgen; the
-  // trainer accepts them as they are.
-  for (const char* passthrough : {"checkpoint", "slurm"}) {
+  SectionReader checkpoint(root, "checkpoint", resolved);
+  CheckpointConfig& c = e.checkpoint;
+  c.interval = checkpoint.integer("interval", c.interval, 0, kMax);
+  c.keep = checkpoint.integer("keep", c.keep, 0, kMax);
+  c.async = checkpoint.boolean("async", c.async);
+  c.resume = checkpoint.string("resume", c.resume);
+  c.signal = checkpoint.choice("signal", c.signal, {"USR1", "USR2", "TERM"});
+  checkpoint.finish();
+
+  // [slurm] belongs to jobgen; the trainer accepts it as it is.
+  for (const char* passthrough : {"slurm"}) {
     if (const toml::node* node = root.get(passthrough)) {
       if (!node->is_table()) {
         throw ConfigError(fmt::format("{}: [{}] must be a table", location(node->source()), passthrough));

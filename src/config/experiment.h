@@ -73,6 +73,7 @@ struct TrainingConfig {
   std::string precision = "fp32";     // fp32, or bf16 autocast with fp32 master weights
   std::string device = "auto";        // auto, cpu, cuda
   std::int64_t threads = 0;           // per rank; 0: SLURM_CPUS_PER_TASK or cores / local ranks
+  std::int64_t stop_after = 0;        // stop with a checkpoint after this step (time-sliced jobs); 0: never
 };
 
 struct EvalConfig {
@@ -106,6 +107,20 @@ struct ParallelConfig {
   double outer_momentum = 0.9;          // diloco
 };
 
+// docs/checkpoints.md. Preemption: `signal` asks every rank to stop at the next
+// step boundary, write a checkpoint and exit with kRequeueExitCode.
+struct CheckpointConfig {
+  std::int64_t interval = 500;  // steps between checkpoints; 0: only at the end and on preemption
+  std::int64_t keep = 3;        // newest checkpoints kept; 0 keeps all
+  bool async = true;            // write on a background thread while training goes on
+  std::string resume = "auto";  // auto (newest that verifies), never, or a checkpoint file
+  std::string signal = "USR1";  // USR1, USR2 or TERM
+};
+
+// The exit status of a run stopped by the preemption signal after writing its
+// checkpoint: "requeue me" to the batch script (EX_TEMPFAIL from sysexits.h).
+constexpr int kRequeueExitCode = 75;
+
 struct Experiment {
   std::string path;  // the experiment file
   JobConfig job;
@@ -117,6 +132,7 @@ struct Experiment {
   EvalConfig eval;
   LoggingConfig logging;
   ParallelConfig parallel;
+  CheckpointConfig checkpoint;
   std::string resolved_toml;  // every key, after overrides and defaults
 };
 

@@ -34,6 +34,44 @@ void DdapReducer::finish() {
   options_.overlapped = overlapped;
 }
 
+DdapState DdapReducer::state() {
+  DdapState s{anchor_.clone(),
+              momentum_.defined() ? momentum_.clone() : at::Tensor(),
+              merges_,
+              last_step_,
+              last_merge_applied_for_,
+              -1,
+              at::Tensor(),
+              at::Tensor()};
+  if (merged_.valid()) {
+    const at::Tensor merged = merged_.get();
+    std::promise<at::Tensor> ready;
+    ready.set_value(merged);
+    merged_ = ready.get_future();
+    s.started_at = started_at_;
+    s.theta_at_start = theta_at_start_.clone();
+    s.merged = merged.clone();
+  }
+  return s;
+}
+
+void DdapReducer::restore(const DdapState& state) {
+  anchor_ = state.anchor.clone();
+  momentum_ = state.momentum.defined() ? state.momentum.clone() : at::Tensor();
+  merges_ = state.merges;
+  last_step_ = state.last_step;
+  last_merge_applied_for_ = state.last_merge_applied_for;
+  merged_ = std::future<at::Tensor>();
+  started_at_ = state.started_at;
+  theta_at_start_ = at::Tensor();
+  if (state.started_at >= 0) {
+    theta_at_start_ = state.theta_at_start.clone();
+    std::promise<at::Tensor> ready;
+    ready.set_value(state.merged.clone());
+    merged_ = ready.get_future();
+  }
+}
+
 void DdapReducer::start(std::int64_t step) {
   started_at_ = step;
   theta_at_start_ = flatten_parameters(model_);

@@ -31,6 +31,19 @@ struct DdapOptions {
   std::int64_t delay = 1;  // k: steps between starting and applying an overlapped merge
 };
 
+// What a checkpoint keeps of DDAP. An overlapped merge in flight is waited
+// for and kept with its result, to be applied at the step it was due.
+struct DdapState {
+  at::Tensor anchor;
+  at::Tensor momentum;  // diloco; undefined before the first diloco merge
+  std::int64_t merges = 0;
+  std::int64_t last_step = 0;
+  std::int64_t last_merge_applied_for = -1;
+  std::int64_t started_at = -1;  // >= 0: a merge in flight, started at this step
+  at::Tensor theta_at_start;     // this rank's replica when it started
+  at::Tensor merged;             // its result M
+};
+
 class DdapReducer {
  public:
   // `comm` must not be used by anyone else while a merge is in flight.
@@ -48,6 +61,9 @@ class DdapReducer {
   void finish();
 
   [[nodiscard]] const at::Tensor& anchor() const { return anchor_; }
+  // Waits for a merge in flight (collective over the merge communicator).
+  [[nodiscard]] DdapState state();
+  void restore(const DdapState& state);
   [[nodiscard]] std::int64_t merges() const { return merges_; }
 
  private:

@@ -28,12 +28,16 @@ class RunLog {
   // Rank 0: one JSON object {"kind": kind, "step": step, fields...}. Values are
   // written with round-trip precision, so identical runs give identical lines.
   void record(const std::string& kind, std::int64_t step, const Fields& fields);
+  // After a resume at `step`: drops rank 0's metric records of later steps
+  // (they are about to be run again); returns how many it dropped.
+  std::size_t resume_at(std::int64_t step);
   // Every rank: a line in its log file; rank 0 also prints it.
   void line(const std::string& text);
   // A progress line: live on a terminal, a plain line otherwise (rank 0).
   void progress(const std::string& text);
 
  private:
+  std::filesystem::path metrics_path_;
   int rank_;
   bool tty_;
   std::ofstream metrics_;

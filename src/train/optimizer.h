@@ -2,6 +2,9 @@
 // kind (optimizer.no_decay: biases, norm weights, embeddings by default).
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,5 +25,15 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model,
 
 // Sets the learning rate of every group.
 void set_learning_rate(torch::optim::AdamW& optimizer, double lr);
+
+// AdamW's per-parameter state, in the model's parameter order; a parameter not
+// stepped yet has step 0 and zero moments.
+struct AdamState {
+  std::vector<at::Tensor> exp_avg;
+  std::vector<at::Tensor> exp_avg_sq;
+  std::vector<std::int64_t> steps;
+};
+AdamState adam_state(torch::optim::AdamW& optimizer, const model::LanguageModel& model);
+void restore_adam_state(torch::optim::AdamW& optimizer, const model::LanguageModel& model, const AdamState& state);
 
 }  // namespace hpctrain::train

@@ -1,12 +1,20 @@
 #include "train/trainer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/torch.h>
+
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 
 #include "ckpt/checkpoint.h"
+#include "ckpt/checkpoint_files.h"
+#include "ckpt/checkpoint_writer.h"
+#include "ckpt/verify.h"
+#include "comm/consensus.h"
 #include "comm/mpi_communicator.h"
 #ifdef HPCTRAIN_HAVE_NCCL
 #include "comm/nccl_communicator.h"
@@ -26,6 +34,9 @@
 #include "train/lr_schedule.h"
 #include "train/metrics.h"
 #include "train/optimizer.h"
+#include "train/preemption.h"
+#include "train/step_agreement.h"
+#include "train/train_state.h"
 #include "train/weights.h"
 
 namespace hpctrain::train {
@@ -90,6 +101,44 @@ std::unique_ptr<comm::Communicator> gradient_communicator(const torch::Device& d
       "training on a GPU needs the NCCL backend, and this hpctrain was built without it "
       "(CUDA and NCCL were not found, or -DHPCTRAIN_WITH_NCCL=OFF)");
 #endif
+}
+
+// checkpoint.resume: rank 0 picks the checkpoint (auto: the newest that
+// verifies, naming the ones it skips) and every rank learns its choice.
+std::optional<std::filesystem::path> choose_resume(const config::Experiment& e, comm::World& world, RunLog& log) {
+  const std::string& resume = e.checkpoint.resume;
+  if (resume == "never") return std::nullopt;
+  std::string choice;  // "path:<file>", "none:" or "error:<message>"
+  if (world.rank() == 0) {
+    try {
+      const auto dir = std::filesystem::path(e.job.run_dir) / "checkpoints";
+      if (resume == "auto") {
+        for (const auto& removed : ckpt::remove_temporaries(dir)) {
+          log.line(fmt::format("removed {}: a checkpoint write that never finished", removed.string()));
+        }
+        const auto found = ckpt::newest_verified(dir, [&log](const ckpt::Verdict& v) {
+          log.line(fmt::format("skipping checkpoint {}: {}", v.path.string(), fmt::join(v.problems, "; ")));
+        });
+        choice = found ? "path:" + found->string() : "none:";
+      } else {
+        const ckpt::Verdict v = ckpt::verify_checkpoint(resume);
+        if (!v.ok()) {
+          throw ckpt::CheckpointError(
+              fmt::format("checkpoint.resume = {} does not verify: {}", resume, fmt::join(v.problems, "; ")));
+        }
+        choice = "path:" + resume;
+      }
+    } catch (const std::exception& error) {
+      choice = std::string("error:") + error.what();
+    }
+  }
+  choice = comm::allgather_strings(world.comm(), choice, 1 << 16).front();
+  const auto colon = choice.find(':');
+  const std::string kind = choice.substr(0, colon);
+  const std::string value = choice.substr(colon + 1);
+  if (kind == "error") throw ckpt::CheckpointError(value);
+  if (kind == "none") return std::nullopt;
+  return std::filesystem::path(value);
 }
 
 }  // namespace
@@ -176,6 +225,48 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
                     par.merge_mode == "overlapped" ? fmt::format(" (applied {} step(s) later)", par.merge_delay) : ""));
   }
   const auto optimizer = make_optimizer(*model, e.optimizer);
+  TrainingParts parts{e, *model, *optimizer, sampler, ddap.get(), world.comm(), tokenizer.hash()};
+  LoopPosition position;
+  if (const auto from = choose_resume(e, world, log)) {
+    position = restore_training_state(*from, parts);
+    log.line(fmt::format("resumed from {} at step {} (epoch {}, batch {} of it)", from->string(), position.step,
+                         position.sampler.epoch, position.sampler.step));
+    const auto dropped = log.resume_at(position.step);
+    if (dropped > 0) {
+      log.line(fmt::format("metrics.jsonl: {} record(s) after step {} dropped (the steps run again)", dropped,
+                           position.step));
+    }
+  }
+  ckpt::CheckpointWriter writer(e.checkpoint.keep, e.checkpoint.async);
+  const PreemptionSignal preemption(e.checkpoint.signal);
+  // The per-step agreement has a communicator of its own, so its non-blocking
+  // collectives never interleave with the trainer's or the reducers'.
+  comm::MpiCommunicator control_comm(world.mpi_comm(), world.collective_timeout());
+  StepAgreement agreement(control_comm);
+  log.line(fmt::format("rank {}: pid {}; SIG{} asks for a checkpoint and exit {}", rank, getpid(), preemption.name(),
+                       config::kRequeueExitCode));
+
+  auto report_written = [&log](const ckpt::Written& w) {
+    log.line(fmt::format("checkpoint {} written: {:.1f} MB in {:.2f} s ({:.0f} MB/s){}", w.path.string(),
+                         static_cast<double>(w.bytes) / 1e6, w.seconds,
+                         static_cast<double>(w.bytes) / 1e6 / std::max(w.seconds, 1e-9),
+                         w.pruned.empty() ? "" : fmt::format("; removed {} older", w.pruned.size())));
+  };
+  auto save_checkpoint = [&](bool wait_until_written) {
+    const auto start = Clock::now();
+    if (rank == 0) {
+      if (auto previous = writer.wait()) report_written(*previous);
+    }
+    ckpt::Snapshot snapshot = capture_training_state(parts, position);
+    const std::size_t bytes = snapshot.bytes();
+    if (rank == 0) writer.write(ckpt::checkpoint_path(run_dir, position.step), std::move(snapshot));
+    log.line(fmt::format("checkpoint at step {}: {:.1f} MB snapshot; training blocked {:.1f} ms", position.step,
+                         static_cast<double>(bytes) / 1e6, 1e3 * seconds_since(start)));
+    if (wait_until_written && rank == 0) {
+      if (auto written = writer.wait()) report_written(*written);
+    }
+  };
+
   const double flops_per_token = model->flops_per_token(static_cast<std::int64_t>(seq_len));
   const double peak = measure_sgemm_peak();
   const bool bf16 = e.training.precision == "bf16";
@@ -202,10 +293,13 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   // The loop.
   const auto train_start = Clock::now();
   auto window_start = train_start;
-  double window_loss = 0;
-  std::int64_t window_steps = 0;
   std::uint64_t tokens_seen = 0;
-  for (std::int64_t step = 0; step < e.training.steps; ++step) {
+  bool stop = false;
+  const std::int64_t first_step = position.step;  // > 0 after a resume
+  std::int64_t timed_from =
+      first_step;  // the first step of the current timing window  // the first step of the current timing window
+  bool preempted = false;
+  for (std::int64_t step = position.step; step < e.training.steps && !stop; ++step) {
     const double lr = learning_rate(step, e.training.steps, e.optimizer.lr, e.schedule);
     set_learning_rate(*optimizer, lr);
     const std::uint64_t epoch = sampler.state().epoch + (sampler.state().step == sampler.steps_per_epoch() ? 1 : 0);
@@ -239,19 +333,37 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
       reduce::check_replicas(*model, world.comm(), step + 1);
     }
     tokens_seen += global * seq_len;
-    window_loss += step_loss;
-    ++window_steps;
+    position.step = step + 1;
+    position.sampler = sampler.state();
+    position.lr = lr;
+    agreement.post(step + 1, step_loss, preemption.raised());
 
     const bool last = step + 1 == e.training.steps;
-    if ((step + 1) % e.logging.interval == 0 || last) {
+    const bool log_now = (step + 1) % e.logging.interval == 0 || last;
+    const bool eval_now = e.eval.interval > 0 && (step + 1) % e.eval.interval == 0 && !last;
+    const bool stop_asked = e.training.stop_after > 0 && step + 1 == e.training.stop_after && !last;
+    const bool checkpoint_now = e.checkpoint.interval > 0 && (step + 1) % e.checkpoint.interval == 0 && !last;
+    // Agreements settle one step late, except where this step's result is needed now.
+    for (const AgreedStep& agreed :
+         agreement.settle_through(log_now || eval_now || stop_asked || checkpoint_now ? step + 1 : step)) {
+      position.window_loss += agreed.mean_loss;
+      ++position.window_steps;
+      if (agreed.stop_requested && !last) preempted = stop = true;
+    }
+    if (stop_asked) stop = true;
+    if (rank == 0) {
+      if (auto written = writer.finished()) report_written(*written);
+    }
+
+    if (log_now) {
       // The logged loss is the mean over ranks and over the steps since the last record.
-      float mean_loss = static_cast<float>(window_loss / static_cast<double>(window_steps));
-      world.comm().allreduce(&mean_loss, 1, comm::DType::kFloat32, comm::ReduceOp::kAverage);
+      const double mean_loss = position.window_loss / static_cast<double>(position.window_steps);
+      const auto timed_steps = step + 1 - timed_from;
       const double elapsed = seconds_since(window_start);
-      const double tokens_per_s = static_cast<double>(window_steps) * static_cast<double>(global * seq_len) / elapsed;
+      const double tokens_per_s = static_cast<double>(timed_steps) * static_cast<double>(global * seq_len) / elapsed;
       const double mfu = tokens_per_s * flops_per_token / (peak * ranks);
-      const double eta =
-          seconds_since(train_start) / static_cast<double>(step + 1) * static_cast<double>(e.training.steps - step - 1);
+      const double eta = seconds_since(train_start) / static_cast<double>(step + 1 - first_step) *
+                         static_cast<double>(e.training.steps - step - 1);
       log.record(
           "train", step + 1,
           {{"loss", mean_loss}, {"lr", lr}, {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu}});
@@ -259,11 +371,30 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
                                step + 1, e.training.steps, mean_loss, lr, tokens_per_s, 100 * mfu,
                                format_duration(eta)));
       window_start = Clock::now();
-      window_loss = 0;
-      window_steps = 0;
+      timed_from = step + 1;
+      position.window_loss = 0;
+      position.window_steps = 0;
     }
-    if (e.eval.interval > 0 && (step + 1) % e.eval.interval == 0 && !last) run_eval(step + 1);
+    if (eval_now) run_eval(step + 1);
+    if (stop) {
+      // Every rank reaches this at the same step: the agreement said so.
+      position.step = step + 1;
+      log.line(fmt::format("step {}: {}; writing a checkpoint and stopping", step + 1,
+                           preempted ? fmt::format("SIG{} received (preemption)", preemption.name())
+                                     : fmt::format("training.stop_after = {}", e.training.stop_after)));
+      save_checkpoint(true);
+      world.comm().barrier();  // nobody leaves before the checkpoint is on disk
+      TrainSummary stopped;
+      stopped.steps = step + 1;
+      stopped.preempted = preempted;
+      stopped.stopped_early = true;
+      stopped.weights_sha256 = weights_sha256(*model);
+      log.line(fmt::format("weights sha256 at step {}: {}", step + 1, stopped.weights_sha256));
+      return stopped;
+    }
+    if (checkpoint_now) save_checkpoint(false);
   }
+  (void)agreement.settle_through(e.training.steps);
   if (ddap) {
     ddap->finish();
     log.line(fmt::format("ddap: {} merges", ddap->merges()));
@@ -302,11 +433,9 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
       fmt::format("validation loss {:.4f} nats (perplexity {:.2f}) against the data's unigram entropy {:.4f} "
                   "nats",
                   summary.final_eval.loss, summary.final_eval.perplexity, train_set.unigram_entropy()));
-  if (rank == 0) {
-    const auto path = ckpt::checkpoint_path(run_dir, e.training.steps);
-    ckpt::write_checkpoint(path, *model, {e.training.steps, ranks, e.resolved_toml, {}, {}});
-    log.line(fmt::format("checkpoint {} (hpctrain eval / hpctrain generate read it)", path.string()));
-  }
+  position.step = e.training.steps;
+  position.sampler = sampler.state();
+  save_checkpoint(true);
   log.line(fmt::format("final weights sha256: {}", summary.weights_sha256));
   return summary;
 }

@@ -15,6 +15,8 @@ struct TrainSummary {
   EvalResult final_eval;
   double tokens_per_second = 0;  // all ranks
   std::int64_t steps = 0;
+  bool stopped_early = false;  // preempted, or training.stop_after
+  bool preempted = false;      // by checkpoint.signal: exit with config::kRequeueExitCode
 };
 
 // Throws on bad configuration (naming the fields) and on data errors.

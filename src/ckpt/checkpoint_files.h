@@ -1,0 +1,27 @@
+// The checkpoint directory: file names, newest-first listing, keeping the
+// newest K, and clearing the temporaries a killed writer leaves behind.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace hpctrain::ckpt {
+
+// "step-NNNNNNNN.h5": zero-padded, so name order is step order.
+std::string checkpoint_file_name(std::int64_t step);
+// PATH.tmp-PID: never matched by list_checkpoints.
+std::filesystem::path temporary_name(const std::filesystem::path& path);
+
+// step-*.h5 in `dir`, newest (highest step) first; empty when `dir` is absent.
+std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& dir);
+
+// Deletes all but the newest `keep` checkpoints (keep = 0 keeps everything);
+// returns what it deleted.
+std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep);
+
+// Deletes step-*.h5.tmp-* files: the remains of writers that died mid-write.
+std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::path& dir);
+
+}  // namespace hpctrain::ckpt

@@ -1,0 +1,19 @@
+// `hpctrain ckpt export`: a checkpoint's model weights as a safetensors file
+// (https://huggingface.co/docs/safetensors): an 8-byte little-endian header
+// length, a JSON header naming each tensor's dtype, shape and byte range, then
+// the raw little-endian data. Hugging Face's loaders read it directly.
+#pragma once
+
+#include <filesystem>
+
+namespace hpctrain::ckpt {
+
+struct ExportResult {
+  std::size_t tensors = 0;
+  std::size_t bytes = 0;
+};
+
+// Writes `checkpoint`'s /model group to `out` (atomically, like checkpoints).
+ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out);
+
+}  // namespace hpctrain::ckpt

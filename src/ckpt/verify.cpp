@@ -1,0 +1,42 @@
+#include "ckpt/verify.h"
+
+#include <fmt/format.h>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/checkpoint_files.h"
+
+namespace hpctrain::ckpt {
+
+Verdict verify_checkpoint(const std::filesystem::path& path) {
+  Verdict verdict{path, {}, 0, 0};
+  try {
+    const Hdf5Reader file(path);
+    const CheckpointInfo info = read_checkpoint_info(file);
+    if (!file.has("model") || file.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
+    if (info.reducer == "ddap" && !file.has("replicas")) verdict.problems.emplace_back("ddap without /replicas");
+    for (const auto& dataset : file.datasets()) {
+      try {
+        const auto t = file.tensor(dataset);
+        ++verdict.datasets;
+        verdict.bytes += static_cast<std::size_t>(t.numel()) * t.element_size();
+      } catch (const std::exception& e) {
+        verdict.problems.emplace_back(e.what());
+      }
+    }
+  } catch (const std::exception& e) {
+    verdict.problems.emplace_back(e.what());
+  }
+  return verdict;
+}
+
+std::optional<std::filesystem::path> newest_verified(const std::filesystem::path& dir,
+                                                     const std::function<void(const Verdict&)>& skipped) {
+  for (const auto& path : list_checkpoints(dir)) {
+    Verdict verdict = verify_checkpoint(path);
+    if (verdict.ok()) return path;
+    skipped(verdict);
+  }
+  return std::nullopt;
+}
+
+}  // namespace hpctrain::ckpt

@@ -1,0 +1,29 @@
+// Checking a checkpoint end to end before trusting it: the file opens, the
+// required attributes are there, and every dataset reads back with a valid
+// Fletcher32 checksum. Auto-resume picks the newest checkpoint that passes.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hpctrain::ckpt {
+
+struct Verdict {
+  std::filesystem::path path;
+  std::vector<std::string> problems;  // empty: the checkpoint verifies
+  std::size_t datasets = 0;
+  std::size_t bytes = 0;
+  [[nodiscard]] bool ok() const { return problems.empty(); }
+};
+
+Verdict verify_checkpoint(const std::filesystem::path& path);
+
+// The newest checkpoint in `dir` that verifies; `skipped` hears about each
+// newer one that did not, with the reason.
+std::optional<std::filesystem::path> newest_verified(const std::filesystem::path& dir,
+                                                     const std::function<void(const Verdict&)>& skipped);
+
+}  // namespace hpctrain::ckpt

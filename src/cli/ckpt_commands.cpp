@@ -1,0 +1,99 @@
+#include "cli/ckpt_commands.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fmt/ranges.h>
+
+#include <map>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/checkpoint_files.h"
+#include "ckpt/safetensors_export.h"
+#include "ckpt/verify.h"
+
+namespace hpctrain::cli {
+namespace {
+
+std::string megabytes(std::size_t bytes) { return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6); }
+
+std::size_t element_bytes(const std::string& dtype) {
+  if (dtype == "float64" || dtype == "int64") return 8;
+  return dtype == "uint8" ? 1 : 4;
+}
+
+}  // namespace
+
+void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ostream& out) {
+  const auto path = ckpt::find_checkpoint(target);
+  const ckpt::Hdf5Reader file(path);
+  const ckpt::CheckpointInfo info = ckpt::read_checkpoint_info(file);
+  fmt::print(out, "checkpoint   {}\n", path.string());
+  fmt::print(out, "step         {}\n", info.step);
+  fmt::print(out, "reducer      {} over {} rank{}\n", info.reducer, info.world_size, info.world_size == 1 ? "" : "s");
+  for (const char* name : {"epoch", "sampler_step", "ddap_merges"}) {
+    if (file.has_attribute(name)) fmt::print(out, "{:<12} {}\n", name, file.int_attribute(name));
+  }
+  if (file.has_attribute("lr")) fmt::print(out, "lr           {:.6g}\n", file.real_attribute("lr"));
+  fmt::print(out, "git commit   {}\n", info.git_commit);
+  fmt::print(out, "versions     {}\n", info.versions);
+  fmt::print(out, "tokenizer    sha256 {}\n", info.tokenizer_sha256.empty() ? "(not recorded)" : info.tokenizer_sha256);
+
+  // Datasets by top-level group (replicas by rank).
+  std::map<std::string, std::pair<std::size_t, std::size_t>> groups;  // count, bytes
+  const auto datasets = file.datasets();
+  for (const auto& d : datasets) {
+    std::string group = d.substr(0, d.find('/'));
+    if (group == "replicas") group = d.substr(0, d.find('/', d.find('/') + 1));
+    const auto shape = file.shape(d);
+    std::size_t elements = 1;
+    for (auto n : shape) elements *= static_cast<std::size_t>(n);
+    auto& [count, bytes] = groups[group];
+    ++count;
+    bytes += elements * element_bytes(file.dtype(d));
+    if (all) fmt::print(out, "  {:<60} {:<8} {}\n", d, file.dtype(d), fmt::join(shape, "x"));
+  }
+  fmt::print(out, "{:<24} {:>9} {:>12}\n", "group", "datasets", "size");
+  for (const auto& [group, stats] : groups) {
+    fmt::print(out, "{:<24} {:>9} {:>12}\n", "/" + group, stats.first, megabytes(stats.second));
+  }
+  if (config) fmt::print(out, "\n# stored config\n{}\n", info.config_toml);
+}
+
+int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) {
+  int bad = 0;
+  for (const auto& target : targets) {
+    std::vector<std::filesystem::path> files;
+    if (std::filesystem::is_directory(target)) {
+      const auto dir = std::filesystem::is_directory(std::filesystem::path(target) / "checkpoints")
+                           ? std::filesystem::path(target) / "checkpoints"
+                           : std::filesystem::path(target);
+      files = ckpt::list_checkpoints(dir);
+      if (files.empty()) {
+        fmt::print(out, "BAD  {}: no step-*.h5 checkpoints\n", target);
+        ++bad;
+      }
+    } else {
+      files.emplace_back(target);
+    }
+    for (const auto& file : files) {
+      const ckpt::Verdict v = ckpt::verify_checkpoint(file);
+      if (v.ok()) {
+        fmt::print(out, "OK   {} ({} datasets, {}, every checksum valid)\n", file.string(), v.datasets,
+                   megabytes(v.bytes));
+      } else {
+        fmt::print(out, "BAD  {}: {}\n", file.string(), fmt::join(v.problems, "; "));
+        ++bad;
+      }
+    }
+  }
+  return bad;
+}
+
+void run_ckpt_export(const std::string& target, const std::string& out_file, std::ostream& out) {
+  const auto path = ckpt::find_checkpoint(target);
+  const auto result = ckpt::export_safetensors(path, out_file);
+  fmt::print(out, "{}: {} tensors, {} of float32 weights from {}\n", out_file, result.tensors, megabytes(result.bytes),
+             path.string());
+}
+
+}  // namespace hpctrain::cli

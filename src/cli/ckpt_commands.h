@@ -1,0 +1,21 @@
+// `hpctrain ckpt inspect|verify|export`: reading checkpoints without training.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace hpctrain::cli {
+
+// Provenance, training position and a table of what the file holds (every
+// dataset with `all`; the stored config with `config`).
+void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ostream& out);
+
+// Each file, or every checkpoint of each run directory: OK or BAD with the
+// reasons. Returns the number of bad checkpoints.
+int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out);
+
+// The model weights of a checkpoint (or a run's newest) as safetensors.
+void run_ckpt_export(const std::string& target, const std::string& out_file, std::ostream& out);
+
+}  // namespace hpctrain::cli

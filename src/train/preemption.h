@@ -1,0 +1,28 @@
+// The preemption signal (checkpoint.signal: USR1, USR2 or TERM, as sent ahead
+// of the end by `sbatch --signal` or `scancel --signal`). The handler only
+// records that the signal came; the training loop turns that into an agreed
+// stop (StepAgreement), a checkpoint and config::kRequeueExitCode.
+#pragma once
+
+#include <string>
+
+namespace hpctrain::train {
+
+class PreemptionSignal {
+ public:
+  // Installs the handler; throws for a name other than USR1, USR2 or TERM.
+  explicit PreemptionSignal(const std::string& name);
+  // Restores the previous disposition.
+  ~PreemptionSignal();
+  PreemptionSignal(const PreemptionSignal&) = delete;
+  PreemptionSignal& operator=(const PreemptionSignal&) = delete;
+
+  [[nodiscard]] bool raised() const;
+  [[nodiscard]] const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  int number_;
+};
+
+}  // namespace hpctrain::train

@@ -1,0 +1,46 @@
+// Every step, each rank contributes its loss and whether it wants to stop (the
+// preemption signal reached it) to a small non-blocking allreduce on a
+// communicator of its own. Results are collected one step late, so in the
+// common case no rank ever waits for another here (DDAP ranks stay free to
+// drift), yet every rank sees the same mean loss and the same stop decision at
+// the same step.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+
+namespace hpctrain::train {
+
+struct AgreedStep {
+  std::int64_t step = 0;
+  double mean_loss = 0;         // over ranks
+  bool stop_requested = false;  // by any rank
+};
+
+class StepAgreement {
+ public:
+  explicit StepAgreement(comm::Communicator& comm) : comm_(comm) {}
+  ~StepAgreement();
+  StepAgreement(const StepAgreement&) = delete;
+  StepAgreement& operator=(const StepAgreement&) = delete;
+
+  void post(std::int64_t step, double loss, bool stop_requested);
+  // Completes, in order, every posted step up to and including `step`.
+  std::vector<AgreedStep> settle_through(std::int64_t step);
+
+ private:
+  struct Pending {
+    std::int64_t step;
+    std::array<float, 2> values;  // loss, stop
+    comm::WorkPtr work;
+  };
+  comm::Communicator& comm_;
+  std::deque<std::unique_ptr<Pending>> pending_;
+};
+
+}  // namespace hpctrain::train

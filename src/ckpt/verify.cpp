@@ -26,6 +26,11 @@ Verdict verify_checkpoint(const std::filesystem::path& path) {
   } catch (const std::exception& e) {
     verdict.problems.emplace_back(e.what());
   }
+  // The path heads every line that reports a verdict; do not repeat it.
+  const std::string prefix = path.string() + ": ";
+  for (auto& problem : verdict.problems) {
+    if (problem.rfind(prefix, 0) == 0) problem.erase(0, prefix.size());
+  }
   return verdict;
 }
 

@@ -299,6 +299,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   std::int64_t timed_from =
       first_step;  // the first step of the current timing window  // the first step of the current timing window
   bool preempted = false;
+  bool signal_noted = false;
   for (std::int64_t step = position.step; step < e.training.steps && !stop; ++step) {
     const double lr = learning_rate(step, e.training.steps, e.optimizer.lr, e.schedule);
     set_learning_rate(*optimizer, lr);
@@ -336,7 +337,12 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
     position.step = step + 1;
     position.sampler = sampler.state();
     position.lr = lr;
-    agreement.post(step + 1, step_loss, preemption.raised());
+    const bool signalled = preemption.raised();
+    if (signalled && !signal_noted) {
+      log.line(fmt::format("rank {}: SIG{} received by the end of step {}", rank, preemption.name(), step + 1));
+      signal_noted = true;
+    }
+    agreement.post(step + 1, step_loss, signalled);
 
     const bool last = step + 1 == e.training.steps;
     const bool log_now = (step + 1) % e.logging.interval == 0 || last;

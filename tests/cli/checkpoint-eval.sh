@@ -34,19 +34,10 @@ out=$("$hpctrain" generate "$work/truncated.h5" 2>&1 || true)
 grep -q "truncated.h5: not a readable HDF5 file" <<<"$out" || { echo "FAIL: truncated file: $out"; exit 1; }
 echo "ok: truncated checkpoint refused"
 
-# Flip one bit inside tok_emb.weight's stored data; Fletcher32 must catch it.
+# One flipped bit inside tok_emb.weight: Fletcher32 must catch it.
 # h5dump exports the dataset's raw bytes, which locate it in the file.
 cp "$ckpt" "$work/flipped.h5"
-h5dump -d /model/tok_emb.weight -b LE -o "$work/raw.bin" "$work/flipped.h5" >/dev/null
-/usr/bin/python3 - "$work/flipped.h5" "$work/raw.bin" <<'PY'
-import sys
-path, raw = sys.argv[1], open(sys.argv[2], "rb").read()
-data = bytearray(open(path, "rb").read())
-offset = data.find(raw[:256])
-assert offset > 0 and data.find(raw[:256], offset + 1) < 0, "dataset bytes not found exactly once"
-data[offset + 1000] ^= 0x04
-open(path, "wb").write(data)
-PY
+"$(dirname "$0")/flip-dataset-bit.sh" "$work/flipped.h5" /model/tok_emb.weight
 out=$("$hpctrain" generate "$work/flipped.h5" 2>&1 || true)
 grep -q "tok_emb.weight fails its checksum" <<<"$out" || { echo "FAIL: flipped bit: $out"; exit 1; }
 echo "ok: a flipped bit is caught by Fletcher32: $out"

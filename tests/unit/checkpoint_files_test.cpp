@@ -1,0 +1,62 @@
+// The checkpoint directory: newest-first order, keeping K, clearing the
+// temporaries of killed writers and nothing else.
+#include "ckpt/checkpoint_files.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace hpctrain::ckpt {
+namespace {
+
+class CheckpointFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("ckpt-files-" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void touch(const std::string& name) { std::ofstream(dir_ / name) << "x"; }
+  std::filesystem::path dir_;
+};
+
+std::vector<std::string> names(const std::vector<std::filesystem::path>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(p.filename().string());
+  return out;
+}
+
+TEST_F(CheckpointFilesTest, ListsNewestFirstAndIgnoresOtherFiles) {
+  for (std::int64_t step : {2, 100000000, 10, 99999999}) touch(checkpoint_file_name(step));
+  touch("step-00000011.h5.tmp-123");
+  touch("notes.txt");
+  touch("step-abc.h5");
+  EXPECT_EQ(names(list_checkpoints(dir_)), (std::vector<std::string>{"step-100000000.h5", "step-99999999.h5",
+                                                                     "step-00000010.h5", "step-00000002.h5"}));
+  EXPECT_TRUE(list_checkpoints(dir_ / "absent").empty());
+}
+
+TEST_F(CheckpointFilesTest, PruneKeepsTheNewestK) {
+  for (std::int64_t step = 1; step <= 5; ++step) touch(checkpoint_file_name(step));
+  EXPECT_EQ(names(prune_checkpoints(dir_, 2)),
+            (std::vector<std::string>{"step-00000003.h5", "step-00000002.h5", "step-00000001.h5"}));
+  EXPECT_EQ(names(list_checkpoints(dir_)), (std::vector<std::string>{"step-00000005.h5", "step-00000004.h5"}));
+  EXPECT_TRUE(prune_checkpoints(dir_, 0).empty());  // 0 keeps everything
+  EXPECT_EQ(list_checkpoints(dir_).size(), 2U);
+}
+
+TEST_F(CheckpointFilesTest, RemovesOnlyCheckpointTemporaries) {
+  touch("step-00000004.h5.tmp-4242");
+  touch("step-00000004.h5");
+  touch("model.safetensors.tmp-1");
+  touch("other.h5.tmp-1");
+  EXPECT_EQ(names(remove_temporaries(dir_)), (std::vector<std::string>{"step-00000004.h5.tmp-4242"}));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "step-00000004.h5"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "model.safetensors.tmp-1"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "other.h5.tmp-1"));
+}
+
+}  // namespace
+}  // namespace hpctrain::ckpt

@@ -8,10 +8,11 @@
 namespace hpctrain::ckpt {
 
 Verdict verify_checkpoint(const std::filesystem::path& path) {
-  Verdict verdict{path, {}, 0, 0};
+  Verdict verdict{path, {}, 0, 0, 0};
   try {
     const Hdf5Reader file(path);
     const CheckpointInfo info = read_checkpoint_info(file);
+    verdict.format = file.has_attribute("format_version") ? file.int_attribute("format_version") : 1;
     if (!file.has("model") || file.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
     if (info.reducer == "ddap" && !file.has("replicas")) verdict.problems.emplace_back("ddap without /replicas");
     for (const auto& dataset : file.datasets()) {
@@ -38,6 +39,10 @@ std::optional<std::filesystem::path> newest_verified(const std::filesystem::path
                                                      const std::function<void(const Verdict&)>& skipped) {
   for (const auto& path : list_checkpoints(dir)) {
     Verdict verdict = verify_checkpoint(path);
+    if (verdict.ok() && verdict.format < kFormatVersion) {
+      verdict.problems.push_back(
+          fmt::format("format {} holds weights only, no training state to resume", verdict.format));
+    }
     if (verdict.ok()) return path;
     skipped(verdict);
   }

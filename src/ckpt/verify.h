@@ -3,6 +3,7 @@
 // Fletcher32 checksum. Auto-resume picks the newest checkpoint that passes.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -16,13 +17,14 @@ struct Verdict {
   std::vector<std::string> problems;  // empty: the checkpoint verifies
   std::size_t datasets = 0;
   std::size_t bytes = 0;
+  std::int64_t format = 0;  // format_version; 1: weights only (cannot resume)
   [[nodiscard]] bool ok() const { return problems.empty(); }
 };
 
 Verdict verify_checkpoint(const std::filesystem::path& path);
 
-// The newest checkpoint in `dir` that verifies; `skipped` hears about each
-// newer one that did not, with the reason.
+// The newest checkpoint in `dir` that verifies and holds a training state
+// (format 2 or later); `skipped` hears about each newer one that did not, with the reason.
 std::optional<std::filesystem::path> newest_verified(const std::filesystem::path& dir,
                                                      const std::function<void(const Verdict&)>& skipped);
 

@@ -35,7 +35,6 @@ grep -q "truncated.h5: not a readable HDF5 file" <<<"$out" || { echo "FAIL: trun
 echo "ok: truncated checkpoint refused"
 
 # One flipped bit inside tok_emb.weight: Fletcher32 must catch it.
-# h5dump exports the dataset's raw bytes, which locate it in the file.
 cp "$ckpt" "$work/flipped.h5"
 "$(dirname "$0")/flip-dataset-bit.sh" "$work/flipped.h5" /model/tok_emb.weight
 out=$("$hpctrain" generate "$work/flipped.h5" 2>&1 || true)

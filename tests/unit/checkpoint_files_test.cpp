@@ -24,6 +24,7 @@ class CheckpointFilesTest : public ::testing::Test {
 
 std::vector<std::string> names(const std::vector<std::filesystem::path>& paths) {
   std::vector<std::string> out;
+  out.reserve(paths.size());
   for (const auto& p : paths) out.push_back(p.filename().string());
   return out;
 }

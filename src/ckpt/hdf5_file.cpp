@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
+
+#include "ckpt/fletcher32.h"
 
 namespace hpctrain::ckpt {
 namespace {
@@ -82,8 +85,24 @@ void Hdf5Writer::tensor(const std::string& dataset, const at::Tensor& value) {
   check_h5_status(H5Pset_create_intermediate_group(links.get(), 1), what);
   const H5Id set(check_h5(
       H5Dcreate2(file_.get(), dataset.c_str(), type.file, space.get(), links.get(), create.get(), H5P_DEFAULT), what));
-  if (t.numel() > 0) {
-    check_h5_status(H5Dwrite(set.get(), type.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data_ptr()), "writing " + what);
+  if (t.numel() == 0) return;
+  // Chunks go to the file directly with our own Fletcher32 (fletcher32.h): the
+  // same bytes HDF5's filter would store, several times faster.
+  const auto* data = static_cast<const unsigned char*>(t.data_ptr());
+  const std::size_t chunk_bytes = chunk[0] * row_bytes;
+  // One buffer for the whole file: fresh pages for every chunk would cost page faults.
+  std::vector<unsigned char>& buffer = chunk_buffer_;
+  if (buffer.size() < chunk_bytes + 4) buffer.resize(chunk_bytes + 4);
+  std::vector<hsize_t> offset(dims.size(), 0);
+  for (hsize_t row = 0; row < dims[0]; row += chunk[0]) {
+    const std::size_t used = std::min<hsize_t>(chunk[0], dims[0] - row) * row_bytes;
+    std::memcpy(buffer.data(), data + row * row_bytes, used);
+    std::memset(buffer.data() + used, 0, chunk_bytes - used);  // HDF5 keeps edge chunks whole
+    const std::uint32_t sum = fletcher32(buffer.data(), chunk_bytes);
+    for (std::size_t k = 0; k < 4; ++k) buffer[chunk_bytes + k] = static_cast<unsigned char>(sum >> (8 * k));
+    offset[0] = row;
+    check_h5_status(H5Dwrite_chunk(set.get(), H5P_DEFAULT, 0, offset.data(), chunk_bytes + 4, buffer.data()),
+                    "writing " + what);
   }
 }
 

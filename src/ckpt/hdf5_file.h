@@ -37,6 +37,7 @@ class Hdf5Writer {
  private:
   std::string name_;
   handles::H5Id file_;
+  std::vector<unsigned char> chunk_buffer_;
 };
 
 class Hdf5Reader {

@@ -1,0 +1,14 @@
+// Template data for `jobgen render --data FILE`: a JSON file, or a TOML file
+// turned into the same JSON shape (tables are objects, arrays are lists, dates
+// and times their TOML text).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace hpctrain::jobgen {
+
+// Throws RenderError with file:line:column on a parse error.
+nlohmann::json load_data_file(const std::filesystem::path& path);
+
+}  // namespace hpctrain::jobgen

@@ -1,32 +1,53 @@
-// jobgen: renders batch scripts from experiments (coming), and any Mustache
-// template with `jobgen render`. Parses the command line and turns an escaping
-// exception into one error line and a non-zero exit.
+// jobgen: `jobgen EXP.toml | sbatch` renders the experiment's batch script;
+// `jobgen render` renders any Mustache template. Parses the command line and
+// turns an escaping exception into one error line and a non-zero exit.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "jobgen/batch_script.h"
 #include "jobgen/data_file.h"
 #include "jobgen/mustache.h"
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw hpctrain::jobgen::RenderError(path + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// Templates and cluster profiles: next to the sources, or under $JOBGEN_HOME.
+hpctrain::jobgen::JobgenPaths jobgen_paths() {
+  const char* home = std::getenv("JOBGEN_HOME");  // NOLINT(concurrency-mt-unsafe): read once, before any thread
+  const std::filesystem::path root = home != nullptr ? home : JOBGEN_DEFAULT_HOME;
+  return {root / "templates", root / "env" / "clusters"};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `jobgen exp.toml ...` is short for `jobgen script exp.toml ...`.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0].size() > 5 && args[0].compare(args[0].size() - 5, 5, ".toml") == 0) {
+    args.insert(args.begin(), "script");
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
   CLI::App app{"jobgen: SLURM batch scripts from hpctrain experiments"};
   app.require_subcommand(1);
+  std::string experiment_file;
+  std::vector<std::string> overrides;
+  std::string cluster = "local";
+  std::string template_name = "sbatch";
+  bool check_only = false;
+  auto* script =
+      app.add_subcommand("script", "Print the experiment's batch script (jobgen EXP.toml is short for this)");
+  script->add_option("EXPERIMENT", experiment_file, "experiment TOML file")->required();
+  script->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
+  script->add_option("--cluster", cluster, "cluster profile: a name in env/clusters/ or a .toml file");
+  script->add_option("--template", template_name, "batch template: a name in templates/ or a .mustache file");
+  script->add_flag("--check", check_only, "validate only: print nothing but a summary");
   std::string template_file;
   std::string data_file;
   std::string escape = "none";
@@ -37,19 +58,36 @@ int main(int argc, char** argv) {
   render->add_option("--escape", escape, "what {{x}} does to values: none, or html (the specification's)")
       ->check(CLI::IsMember({"none", "html"}));
   render->add_option("--partial", partial_files, "NAME=FILE: a partial (repeatable)");
-  CLI11_PARSE(app, argc, argv);
   try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*script) {
+      const auto paths = jobgen_paths();
+      const auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, paths);
+      const std::string text = hpctrain::jobgen::render_batch_script(job, template_name, paths);
+      if (check_only) {
+        fmt::print("ok: {} renders {} #SBATCH directives with profile {} (config sha256 {})\n", experiment_file,
+                   job.directives.size(), job.profile.name, job.config_sha256);
+      } else {
+        std::cout << text;
+      }
+      return 0;
+    }
     hpctrain::jobgen::Partials partials;
     for (const auto& item : partial_files) {
       const auto eq = item.find('=');
       if (eq == std::string::npos) throw hpctrain::jobgen::RenderError("--partial " + item + ": expected NAME=FILE");
-      partials[item.substr(0, eq)] = read_text(item.substr(eq + 1));
+      partials[item.substr(0, eq)] = hpctrain::jobgen::read_text_file(item.substr(eq + 1));
     }
     const hpctrain::jobgen::Escape escaper =
         escape == "html" ? hpctrain::jobgen::Escape(hpctrain::jobgen::escape_html)
                          : hpctrain::jobgen::Escape([](const std::string& value) { return value; });
-    std::cout << hpctrain::jobgen::render_mustache(
-        read_text(template_file), hpctrain::jobgen::load_data_file(data_file), partials, escaper, template_file);
+    std::cout << hpctrain::jobgen::render_mustache(hpctrain::jobgen::read_text_file(template_file),
+                                                   hpctrain::jobgen::load_data_file(data_file), partials, escaper,
+                                                   template_file);
   } catch (const std::exception& e) {
     (void)std::fflush(stdout);
     fmt::print(stderr, "jobgen: error: {}\n", e.what());

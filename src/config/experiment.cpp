@@ -1,4 +1,5 @@
 #include "config/experiment.h"
+#include "config/experiment_table.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -241,6 +242,12 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
 }
 
 }  // namespace
+
+toml::table load_experiment_table(const std::string& path, const std::vector<std::string>& overrides) {
+  toml::table root = parse_file(path);
+  for (const auto& o : overrides) apply_override(root, o);
+  return root;
+}
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
   return resolve(parse_file(path), path, overrides);

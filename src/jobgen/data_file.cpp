@@ -33,6 +33,14 @@ nlohmann::json to_json(const toml::node& node) {
 
 }  // namespace
 
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RenderError(fmt::format("{}: cannot read", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 nlohmann::json load_data_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw RenderError(fmt::format("{}: cannot read", path.string()));

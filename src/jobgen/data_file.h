@@ -5,8 +5,12 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace hpctrain::jobgen {
+
+// A whole file (a template, a partial); throws RenderError naming it.
+std::string read_text_file(const std::filesystem::path& path);
 
 // Throws RenderError with file:line:column on a parse error.
 nlohmann::json load_data_file(const std::filesystem::path& path);

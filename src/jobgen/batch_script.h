@@ -1,0 +1,50 @@
+// An experiment rendered as a SLURM batch script: the [slurm] request and the
+// cluster profile become #SBATCH directives (each stamped with the line, --set
+// or profile it came from), the resolved config is embedded in the script, and
+// a provenance header records the jobgen version, the experiment repository's
+// commit and dirty flag, and the config's SHA-256. Every value in the data
+// handed to the template is already encoded for where the template puts it
+// (encoding.h), so a template interpolates with identity escaping.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config/experiment.h"
+#include "jobgen/cluster_profile.h"
+#include "jobgen/slurm_request.h"
+
+namespace hpctrain::jobgen {
+
+struct Directive {
+  std::string flag;   // "--nodes"
+  std::string value;  // raw; empty for a bare flag
+  std::string source;
+};
+
+struct BatchJob {
+  config::Experiment experiment;
+  ClusterProfile profile;
+  SlurmRequest request;
+  std::vector<Directive> directives;
+  std::string config_sha256;
+  std::string git;  // "<commit>", "<commit> (dirty)" or "not in a git repository"
+};
+
+struct JobgenPaths {
+  std::filesystem::path templates;  // templates/
+  std::filesystem::path clusters;   // env/clusters/
+};
+
+BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<std::string>& overrides,
+                        const std::string& cluster, const JobgenPaths& paths);
+
+// The template's data: every value encoded for its place in the script.
+nlohmann::json batch_script_data(const BatchJob& job);
+
+// NAME (templates/NAME.mustache) or a file.
+std::string render_batch_script(const BatchJob& job, const std::string& template_name, const JobgenPaths& paths);
+
+}  // namespace hpctrain::jobgen

@@ -1,0 +1,76 @@
+#include "jobgen/cluster_profile.h"
+
+#include <fmt/format.h>
+
+#include <toml++/toml.h>
+#include <algorithm>
+
+#include "config/config_error.h"
+#include "config/section_reader.h"
+
+namespace hpctrain::jobgen {
+namespace {
+
+std::filesystem::path profile_path(const std::string& name_or_file, const std::filesystem::path& dir) {
+  if (name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".toml")) return name_or_file;
+  return dir / (name_or_file + ".toml");
+}
+
+void apply(ClusterProfile& p, const std::string& name_or_file, const std::filesystem::path& dir, int depth) {
+  const auto path = profile_path(name_or_file, dir);
+  if (depth > 16) throw config::ConfigError(fmt::format("{}: profiles inherit in a cycle", path.string()));
+  if (!std::filesystem::is_regular_file(path)) {
+    throw config::ConfigError(fmt::format("cluster profile {}: no such file {}", name_or_file, path.string()));
+  }
+  toml::table root;
+  try {
+    root = toml::parse_file(path.string());
+  } catch (const toml::parse_error& e) {
+    throw config::ConfigError(fmt::format("{}: {}", config::location(e.source()), e.description()));
+  }
+  // Wrap the file as one section so SectionReader checks keys, types and spelling.
+  toml::table env;
+  if (const auto* e = root.get("env")) {
+    if (!e->is_table())
+      throw config::ConfigError(fmt::format("{}: env must be a table", config::location(e->source())));
+    env = *e->as_table();
+    root.erase("env");
+  }
+  toml::table wrapper;
+  wrapper.insert("profile", std::move(root));
+  toml::table resolved;
+  config::SectionReader r(wrapper, "profile", resolved);
+  const std::string parent = r.string("inherits", "");
+  if (!parent.empty()) apply(p, parent, dir, depth + 1);  // the parent first, then this file's keys win
+  p.chain.insert(p.chain.begin(), path.string());
+  p.partition = r.string("partition", p.partition);
+  p.account = r.string("account", p.account);
+  p.qos = r.string("qos", p.qos);
+  p.constraint = r.string("constraint", p.constraint);
+  p.gpus_per_node = r.integer("gpus_per_node", p.gpus_per_node, 0, 1024);
+  p.cpus_per_node = r.integer("cpus_per_node", p.cpus_per_node, 0, 1 << 20);
+  for (const auto& m : r.strings("modules", {})) p.modules.push_back(m);
+  p.executable = r.string("executable", p.executable);
+  p.mpi = r.choice("mpi", p.mpi, {"pmi2", "pmix", "none"});
+  r.finish();
+  for (const auto& [key, value] : env) {
+    if (!value.is_string()) {
+      throw config::ConfigError(
+          fmt::format("{}: env.{} must be a string", config::location(value.source()), key.str()));
+    }
+    const std::string name(key.str());
+    std::erase_if(p.env, [&name](const auto& item) { return item.first == name; });
+    p.env.emplace_back(name, value.as_string()->get());
+  }
+}
+
+}  // namespace
+
+ClusterProfile load_cluster_profile(const std::string& name_or_file, const std::filesystem::path& dir) {
+  ClusterProfile p;
+  p.name = name_or_file;
+  apply(p, name_or_file, dir, 0);
+  return p;
+}
+
+}  // namespace hpctrain::jobgen

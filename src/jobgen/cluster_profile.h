@@ -1,0 +1,38 @@
+// A cluster profile (env/clusters/NAME.toml): what a site adds to every job.
+// A profile may `inherits = "other"`; its own keys win, lists and [env] merge.
+//   partition, account, qos, constraint   sbatch defaults
+//   gpus_per_node, cpus_per_node           the nodes' shape (0: not stated)
+//   modules = [...]                        `module load`, in order
+//   executable                             the hpctrain binary on the nodes
+//   mpi                                    srun --mpi plugin (pmi2 for MPICH)
+//   [env]                                  exported before the step (NCCL, UCX, ...)
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hpctrain::jobgen {
+
+struct ClusterProfile {
+  std::string name;
+  std::vector<std::string> chain;  // the files read, most specific first
+  std::string partition;
+  std::string account;
+  std::string qos;
+  std::string constraint;
+  std::int64_t gpus_per_node = 0;
+  std::int64_t cpus_per_node = 0;
+  std::vector<std::string> modules;
+  std::string executable = "hpctrain";
+  std::string mpi = "pmi2";
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+// NAME (looked up in `dir` as NAME.toml) or a .toml path. Throws with
+// file:line:column on bad TOML, an unknown key, or an inheritance cycle.
+ClusterProfile load_cluster_profile(const std::string& name_or_file, const std::filesystem::path& dir);
+
+}  // namespace hpctrain::jobgen

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# jobgen-job.sh HPCTRAIN JOBGEN EXPERIMENT: on a cluster from with-cluster.sh,
+#  1. the rendered training script (2 nodes x 2 tasks) passes the real
+#     `sbatch --test-only`;
+#  2. the rendered doctor script runs `srun hpctrain doctor` on 2 nodes: the job
+#     completes, and its log (%x-%j, appended) shows 2 ranks agreeing on node1.
+set -euo pipefail
+hpctrain=$1 jobgen=$2 experiment=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+mkdir logs  # sbatch opens the log before the script runs; jobgen --submit creates it
+common=(--set slurm.nodes=2 --set slurm.time=00:10:00 --set "slurm.executable=$hpctrain" --set job.name=jg)
+
+"$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=2 >train.sbatch
+out=$(sbatch --test-only train.sbatch 2>&1) || { echo "$out"; echo "FAIL: sbatch --test-only refused the script"; exit 1; }
+echo "ok: sbatch --test-only accepts the training script: $out"
+
+"$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 --template doctor >doctor.sbatch
+id=$(sbatch --parsable doctor.sbatch)
+for _ in $(seq 1 600); do
+  state=$(scontrol show job "$id" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+  [[ $state == PENDING || $state == RUNNING || $state == CONFIGURING || $state == COMPLETING ]] || break
+  sleep 0.2
+done
+log=logs/jg-$id.out
+cat "$log"
+[[ $state == COMPLETED ]] || { scontrol show job "$id"; echo "FAIL: job $id ended $state"; exit 1; }
+ranks=$(grep -c '^rank=' "$log" || true)
+((ranks == 2)) || { echo "FAIL: $ranks rank lines in $log, expected 2"; exit 1; }
+grep -q 'head=node1 ' "$log" || { echo "FAIL: no head=node1 in $log"; exit 1; }
+nodes=$(grep -o ' host=node[0-9]*' "$log" | sort -u | wc -l)
+((nodes == 2)) || { echo "FAIL: ranks on $nodes nodes, expected 2"; exit 1; }
+echo "ok: job $id ran srun hpctrain doctor on 2 nodes from the rendered script"

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""jobgen_hostile.py JOBGEN EXPERIMENT: hostile values cannot add a directive,
+change a directive's value, or run a command.
+
+Every value of the corpus goes into every string field jobgen writes: the
+job name and log directory (#SBATCH context), the executable, the run
+directory and an environment value (shell context), and a run-time
+environment value. Control characters must be refused by jobgen, with the
+field named. Everything else must render, and then:
+  - sbatch itself parses the script: the held job has exactly the name, node
+    count, time limit and partition that were asked for;
+  - bash runs the script against a dry run (srun and scontrol replaced by
+    recorders): srun gets the executable as one literal word, the environment
+    value arrives intact, the run directory is created under its literal name,
+    and no injected command ran.
+Needs a cluster from with-cluster.sh (sbatch, squeue, scancel)."""
+import hashlib, json, os, subprocess, sys, tempfile
+
+jobgen, experiment = sys.argv[1], os.path.abspath(sys.argv[2])
+corpus = [
+    'a"b', "a'b", "a\\b", 'a\\"b', "'a' \"b\"", "a # b", "a#b", "#SBATCH --nodes=9", "x\" --nodes=\"9",
+    "$(touch PWNED)", "`touch PWNED`", "a; touch PWNED", "a && touch PWNED", "a | touch PWNED", "${HOME}", "$HOME",
+    "a>b", "--time=1", " lead and trail ", "ends with \\", "ünïcødé ☃ 名前", "\\\\\\", "'; touch PWNED; '",
+]
+control = ["a\nb", "a\rb", "a\tb", "\x1b[31mred", "nul\x7f"]
+
+
+def toml_string(s):
+    return json.dumps(s, ensure_ascii=False)  # a JSON string is a valid TOML basic string here
+
+
+def render(work, fields, extra=()):
+    exp = os.path.join(work, "hostile.toml")
+    with open(experiment) as f:
+        text = f.read()
+    slurm = "\n[slurm]\n" + "".join(f"{k} = {v}\n" for k, v in fields.get("slurm", {}).items())
+    env = "\n[slurm.env]\n" + "".join(f"{k} = {v}\n" for k, v in fields.get("env", {}).items())
+    sets = [x for k, v in fields.get("job", {}).items() for x in ("--set", f"job.{k}={v}")]
+    with open(exp, "w") as f:
+        f.write(text + slurm + env)
+    return subprocess.run([jobgen, exp, *sets, *extra], capture_output=True, text=True, cwd=work)
+
+
+failures = []
+checked = 0
+for value in corpus:
+    with tempfile.TemporaryDirectory() as work:
+        q = toml_string(value)
+        r = render(work, {"slurm": {"job_name": q, "nodes": 1, "time": '"00:10:00"', "executable": q, "log_dir": q},
+                          "env": {"HOSTILE": q}, "job": {"run_dir": q}})
+        if r.returncode != 0:
+            failures.append(f"{value!r}: jobgen refused a printable value: {r.stderr.strip()}")
+            continue
+        script = os.path.join(work, "job.sbatch")
+        with open(script, "w") as f:
+            f.write(r.stdout)
+
+        # sbatch parses the directives: a held job shows what it understood.
+        sb = subprocess.run(["sbatch", "--hold", "--parsable", script], capture_output=True, text=True, cwd=work)
+        if sb.returncode != 0:
+            failures.append(f"{value!r}: sbatch refused the script: {sb.stderr.strip()}")
+            continue
+        job_id = sb.stdout.strip().split(";")[0]
+        sq = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%j\x1f%D\x1f%l\x1f%P"], capture_output=True,
+                            text=True)
+        subprocess.run(["scancel", job_id])
+        got = sq.stdout.rstrip("\n").split("\x1f")
+        want = [value, "1", "10:00", "debug"]
+        if got != want:
+            failures.append(f"{value!r}: sbatch understood name/nodes/time/partition {got}, expected {want}")
+
+        # bash runs the script against a dry run.
+        fake = os.path.join(work, "fakebin")
+        os.mkdir(fake)
+        record = os.path.join(work, "srun.json")
+        with open(os.path.join(fake, "srun"), "w") as f:
+            f.write(f"#!/usr/bin/python3\nimport json, os, sys\njson.dump({{'argv': sys.argv[1:], "
+                    f"'HOSTILE': os.environ.get('HOSTILE')}}, open({record!r}, 'w'))\n")
+        with open(os.path.join(fake, "scontrol"), "w") as f:
+            f.write("#!/bin/sh\necho scontrol \"$@\" >> scontrol.log\n")
+        for name in ("srun", "scontrol"):
+            os.chmod(os.path.join(fake, name), 0o755)
+        env = dict(os.environ, PATH=fake + ":" + os.environ["PATH"], SLURM_JOB_ID="42", SLURM_RESTART_COUNT="0")
+        env.pop("HOSTILE", None)
+        run = subprocess.run(["bash", script], capture_output=True, text=True, cwd=work, env=env)
+        rec = json.load(open(record)) if os.path.exists(record) else None
+        config = os.path.join(value, "jobgen-42.toml")
+        if rec is None:
+            failures.append(f"{value!r}: the dry run never reached srun: {run.stderr.strip()}")
+        elif rec["argv"] != ["--mpi=pmi2", "--", value, "train", config] or rec["HOSTILE"] != value:
+            failures.append(f"{value!r}: srun saw {rec}")
+        elif not os.path.isfile(os.path.join(work, config)):
+            failures.append(f"{value!r}: the config was not written under the literal run directory")
+        else:
+            header = [l for l in r.stdout.splitlines() if "resolved config sha256:" in l][0].split()[-1]
+            body = open(os.path.join(work, config), "rb").read()
+            if hashlib.sha256(body).hexdigest() != header:
+                failures.append(f"{value!r}: the embedded config does not hash to the header's sha256")
+        pwned = [os.path.join(d, f) for d, _, fs in os.walk(work) for f in fs if f == "PWNED"]
+        if pwned:
+            failures.append(f"{value!r}: an injected command ran: {pwned}")
+        checked += 1
+
+    with tempfile.TemporaryDirectory() as work:
+        q = toml_string(value)
+        r = render(work, {"env": {"LATER": "{ runtime = " + q + " }"}})
+        expands_commands = "$(" in value or "`" in value
+        if expands_commands and (r.returncode == 0 or "not run commands" not in r.stderr):
+            failures.append(f"{value!r}: a run-time value with command substitution was not refused: {r.stderr}")
+        if not expands_commands and r.returncode != 0:
+            failures.append(f"{value!r}: a run-time value was refused: {r.stderr.strip()}")
+
+for value in control:
+    for field, fields in (("job_name", {"slurm": {"job_name": toml_string(value)}}),
+                          ("executable", {"slurm": {"executable": toml_string(value)}}),
+                          ("env", {"env": {"HOSTILE": toml_string(value)}})):
+        with tempfile.TemporaryDirectory() as work:
+            r = render(work, fields)
+            if r.returncode == 0 or "control character" not in r.stderr:
+                failures.append(f"{value!r} in {field}: not refused as a control character: {r.stderr.strip()}")
+            checked += 1
+
+for f in failures:
+    print("FAIL:", f)
+print(f"{checked} hostile renderings checked, {len(failures)} failures")
+sys.exit(1 if failures else 0)

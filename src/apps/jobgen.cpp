@@ -48,6 +48,15 @@ int main(int argc, char** argv) {
   script->add_option("--cluster", cluster, "cluster profile: a name in env/clusters/ or a .toml file");
   script->add_option("--template", template_name, "batch template: a name in templates/ or a .mustache file");
   script->add_flag("--check", check_only, "validate only: print nothing but a summary");
+  hpctrain::jobgen::Dependencies dependencies;
+  script->add_option("--after", dependencies.after, "JOBID[:afterok|afterany|afternotok|aftercorr] (repeatable)");
+  script->add_flag("--singleton", dependencies.singleton, "at most one running job of this name");
+  std::string manifest_file;
+  script->add_option("--manifest", manifest_file, "also write the sweep's manifest (index -> overrides) here");
+  bool submit = false;
+  script->add_flag("--submit", submit, "create the log directory, submit with sbatch, print the job id");
+  bool explain_only = false;
+  script->add_flag("--explain", explain_only, "show which TOML line, profile or override produced each directive");
   std::string template_file;
   std::string data_file;
   std::string escape = "none";
@@ -66,9 +75,16 @@ int main(int argc, char** argv) {
   try {
     if (*script) {
       const auto paths = jobgen_paths();
-      const auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, paths);
+      const auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, dependencies, paths);
       const std::string text = hpctrain::jobgen::render_batch_script(job, template_name, paths);
-      if (check_only) {
+      if (!manifest_file.empty()) {
+        std::ofstream(manifest_file) << hpctrain::jobgen::sweep_manifest(job.sweep).dump(2) << '\n';
+      }
+      if (explain_only) {
+        std::cout << hpctrain::jobgen::explain(job);
+      } else if (submit) {
+        fmt::print("{}\n", hpctrain::jobgen::submit(job, text));
+      } else if (check_only) {
         fmt::print("ok: {} renders {} #SBATCH directives with profile {} (config sha256 {})\n", experiment_file,
                    job.directives.size(), job.profile.name, job.config_sha256);
       } else {

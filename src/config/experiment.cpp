@@ -19,7 +19,7 @@ namespace {
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 std::vector<std::string> section_names() {
   return {"job",      "model", "data",    "optimizer",  "schedule", "training",
-          "parallel", "eval",  "logging", "checkpoint", "slurm"};
+          "parallel", "eval",  "logging", "checkpoint", "slurm",    "sweep"};
 }
 
 toml::table parse_file(const std::string& path) {
@@ -225,8 +225,8 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   c.signal = checkpoint.choice("signal", c.signal, {"USR1", "USR2", "TERM"});
   checkpoint.finish();
 
-  // [slurm] belongs to jobgen; the trainer accepts it as it is.
-  for (const char* passthrough : {"slurm"}) {
+  // [slurm] and [sweep] belong to jobgen; the trainer accepts them as they are.
+  for (const char* passthrough : {"slurm", "sweep"}) {
     if (const toml::node* node = root.get(passthrough)) {
       if (!node->is_table()) {
         throw ConfigError(fmt::format("{}: [{}] must be a table", location(node->source()), passthrough));

@@ -5,11 +5,13 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "config/config_error.h"
+#include "config/experiment_table.h"
 #include "jobgen/data_file.h"
 #include "jobgen/encoding.h"
 #include "jobgen/mustache.h"
@@ -40,17 +42,43 @@ void add(std::vector<Directive>& into, const std::string& flag, const Sourced& s
   if (!s.value.empty()) into.push_back({flag, s.value, s.source});
 }
 
+std::string dependency(const std::string& spec) {
+  const auto colon = spec.find(':');
+  const std::string id = spec.substr(0, colon);
+  const std::string type = colon == std::string::npos ? "afterok" : spec.substr(colon + 1);
+  const bool id_ok = !id.empty() && id.find_first_not_of("0123456789_") == std::string::npos && id[0] != '_';
+  if (!id_ok || (type != "afterok" && type != "afterany" && type != "afternotok" && type != "aftercorr")) {
+    throw config::ConfigError(
+        fmt::format("--after {}: expected JOBID[:afterok|afterany|afternotok|aftercorr], JOBID a job (or array "
+                    "task) id",
+                    printable(spec)));
+  }
+  return type + ":" + id;
+}
+
 }  // namespace
 
 BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<std::string>& overrides,
-                        const std::string& cluster, const JobgenPaths& paths) {
+                        const std::string& cluster, const Dependencies& dependencies, const JobgenPaths& paths) {
   BatchJob job{config::load_experiment(experiment_file, overrides),
                load_cluster_profile(cluster, paths.clusters),
                {},
                {},
                {},
+               {},
                {}};
   job.request = read_slurm_request(experiment_file, overrides, job.experiment, job.profile);
+  job.sweep = read_sweep(config::load_experiment_table(experiment_file, overrides));
+  // Every run of the sweep must be a valid experiment before anything is submitted.
+  for (std::size_t i = 0; i < job.sweep.points.size(); ++i) {
+    std::vector<std::string> point = overrides;
+    for (const auto& [key, value] : job.sweep.points[i].overrides) point.push_back(fmt::format("{}={}", key, value));
+    try {
+      (void)config::load_experiment(experiment_file, point);
+    } catch (const std::exception& e) {
+      throw config::ConfigError(fmt::format("sweep index {}: {}", i, e.what()));
+    }
+  }
   const SlurmRequest& r = job.request;
   auto& d = job.directives;
   add(d, "--job-name", r.job_name);
@@ -69,7 +97,20 @@ BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<st
       {fmt::format("B:{}@{}", r.signal.value, r.signal_lead_s.value), r.signal.source + ", " + r.signal_lead_s.source});
   d.push_back({"--requeue", "", "preemption: the job requeues itself"});
   d.push_back({"--open-mode", "append", "one log across requeues"});
-  add(d, "--output", {r.log_dir.value + "/%x-%j.out", r.log_dir.source});
+  if (!job.sweep.points.empty()) {
+    const std::string throttle = job.sweep.max_parallel > 0 ? fmt::format("%{}", job.sweep.max_parallel) : "";
+    d.push_back({"--array", fmt::format("0-{}{}", job.sweep.points.size() - 1, throttle),
+                 fmt::format("[sweep] {}: {} runs", job.sweep.mode, job.sweep.points.size())});
+    add(d, "--output", {r.log_dir.value + "/%x-%A_%a.out", r.log_dir.source});
+  } else {
+    add(d, "--output", {r.log_dir.value + "/%x-%j.out", r.log_dir.source});
+  }
+  std::vector<std::string> after;
+  after.reserve(dependencies.after.size() + 1);
+  for (const auto& spec : dependencies.after) after.push_back(dependency(spec));
+  if (dependencies.singleton) after.emplace_back("singleton");
+  if (!after.empty())
+    d.push_back({"--dependency", fmt::format("{}", fmt::join(after, ",")), "jobgen --after/--singleton"});
   // The config as embedded in the script: the resolved TOML, ending in one newline.
   std::string& text = job.experiment.resolved_toml;
   while (!text.empty() && text.back() == '\n') text.pop_back();
@@ -133,7 +174,65 @@ nlohmann::json batch_script_data(const BatchJob& job) {
   std::string toml = job.experiment.resolved_toml;
   if (!toml.empty() && toml.back() == '\n') toml.pop_back();
   data["config_toml"] = toml;
+
+  if (job.sweep.points.empty()) {
+    data["sweep"] = false;
+  } else {
+    nlohmann::json points = nlohmann::json::array();
+    for (std::size_t i = 0; i < job.sweep.points.size(); ++i) {
+      std::string args;
+      for (const auto& [key, value] : job.sweep.points[i].overrides) {
+        args += fmt::format("{}--set {}", args.empty() ? "" : " ",
+                            shell_word(fmt::format("{}={}", key, value), "sweep " + key));
+      }
+      points.push_back({{"index", std::to_string(i)}, {"args", args}});
+    }
+    const std::string manifest = sweep_manifest(job.sweep).dump(2);
+    data["sweep"] = {{"points", points},
+                     {"manifest", manifest},
+                     {"manifest_delimiter", "HPCTRAIN_SWEEP_" + job.config_sha256.substr(0, 16)}};
+  }
   return data;
+}
+
+std::string explain(const BatchJob& job) {
+  std::string out = fmt::format("{} with profile {} (config sha256 {})\n", printable(job.experiment.path),
+                                printable(job.profile.name), job.config_sha256);
+  for (const auto& d : job.directives) {
+    // As the script has it: the encoded value.
+    const std::string line = d.value.empty() ? d.flag : d.flag + "=" + sbatch_value(d.value, d.flag);
+    out += fmt::format("  #SBATCH {:<44} <- {}\n", line, printable(d.source));
+  }
+  for (const auto& [name, value] : job.profile.env) {
+    out += fmt::format("  export {:<45} <- profile {}\n", printable(fmt::format("{}={}", name, value)),
+                       printable(job.profile.name));
+  }
+  for (const auto& v : job.request.env) {
+    out += fmt::format("  export {:<45} <- {}\n", printable(v.name + "=" + v.value), printable(v.source));
+  }
+  for (std::size_t i = 0; i < job.sweep.points.size(); ++i) {
+    std::string args;
+    for (const auto& [key, value] : job.sweep.points[i].overrides) args += fmt::format(" {}={}", key, value);
+    out += fmt::format("  array index {}:{}\n", i, printable(args));
+  }
+  return out;
+}
+
+std::string submit(const BatchJob& job, const std::string& script) {
+  std::filesystem::create_directories(job.request.log_dir.value);
+  std::string file = (std::filesystem::temp_directory_path() / "jobgen-XXXXXX.sbatch").string();
+  const int fd = mkstemps(file.data(), 7);
+  if (fd < 0) throw RenderError("cannot create a temporary file for sbatch");
+  const std::unique_ptr<FILE, int (*)(FILE*)> out(fdopen(fd, "w"), fclose);
+  if (!out || std::fwrite(script.data(), 1, script.size(), out.get()) != script.size() || std::fflush(out.get()) != 0) {
+    throw RenderError(fmt::format("{}: cannot write the script", file));
+  }
+  const std::string id = first_line_of("sbatch --parsable " + shell_word(file, "script") + " 2>&1");
+  std::filesystem::remove(file);
+  if (id.empty() || id.find_first_not_of("0123456789;") != std::string::npos) {
+    throw RenderError(fmt::format("sbatch refused the script: {}", id));
+  }
+  return "submitted batch job " + id.substr(0, id.find(';'));
 }
 
 std::string render_batch_script(const BatchJob& job, const std::string& template_name, const JobgenPaths& paths) {

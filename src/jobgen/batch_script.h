@@ -15,6 +15,7 @@
 #include "config/experiment.h"
 #include "jobgen/cluster_profile.h"
 #include "jobgen/slurm_request.h"
+#include "jobgen/sweep.h"
 
 namespace hpctrain::jobgen {
 
@@ -24,10 +25,17 @@ struct Directive {
   std::string source;
 };
 
+// Dependencies on other jobs: `--after JOBID[:type]` and `--singleton`.
+struct Dependencies {
+  std::vector<std::string> after;  // "123" (afterok) or "123:afterany"
+  bool singleton = false;
+};
+
 struct BatchJob {
   config::Experiment experiment;
   ClusterProfile profile;
   SlurmRequest request;
+  Sweep sweep;
   std::vector<Directive> directives;
   std::string config_sha256;
   std::string git;  // "<commit>", "<commit> (dirty)" or "not in a git repository"
@@ -38,11 +46,19 @@ struct JobgenPaths {
   std::filesystem::path clusters;   // env/clusters/
 };
 
+// Throws ConfigError naming the field (and the sweep index) for anything wrong.
 BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<std::string>& overrides,
-                        const std::string& cluster, const JobgenPaths& paths);
+                        const std::string& cluster, const Dependencies& dependencies, const JobgenPaths& paths);
 
 // The template's data: every value encoded for its place in the script.
 nlohmann::json batch_script_data(const BatchJob& job);
+
+// One line per directive and export: the value and what produced it.
+std::string explain(const BatchJob& job);
+
+// Creates the log directory (SLURM opens the log before the script runs),
+// submits `script` with sbatch and returns "submitted batch job ID".
+std::string submit(const BatchJob& job, const std::string& script);
 
 // NAME (templates/NAME.mustache) or a file.
 std::string render_batch_script(const BatchJob& job, const std::string& template_name, const JobgenPaths& paths);

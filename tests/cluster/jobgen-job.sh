@@ -2,22 +2,31 @@
 # jobgen-job.sh HPCTRAIN JOBGEN EXPERIMENT: on a cluster from with-cluster.sh,
 #  1. the rendered training script (2 nodes x 2 tasks) passes the real
 #     `sbatch --test-only`;
-#  2. the rendered doctor script runs `srun hpctrain doctor` on 2 nodes: the job
-#     completes, and its log (%x-%j, appended) shows 2 ranks agreeing on node1.
+#  2. so does a 2 x 3 sweep's job array;
+#  3. `jobgen --submit` of the doctor script runs `srun hpctrain doctor` on 2
+#     nodes: the job completes, and its log (%x-%j, in the log directory that
+#     --submit created) shows 2 ranks agreeing on node1.
 set -euo pipefail
-hpctrain=$1 jobgen=$2 experiment=$3
+hpctrain=$1 jobgen=$2 experiment=$3 sweep=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-mkdir logs  # sbatch opens the log before the script runs; jobgen --submit creates it
 common=(--set slurm.nodes=2 --set slurm.time=00:10:00 --set "slurm.executable=$hpctrain" --set job.name=jg)
 
 "$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=2 >train.sbatch
 out=$(sbatch --test-only train.sbatch 2>&1) || { echo "$out"; echo "FAIL: sbatch --test-only refused the script"; exit 1; }
 echo "ok: sbatch --test-only accepts the training script: $out"
 
-"$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 --template doctor >doctor.sbatch
-id=$(sbatch --parsable doctor.sbatch)
+"$jobgen" "$sweep" "${common[@]}" >array.sbatch
+out=$(sbatch --test-only array.sbatch 2>&1) || { echo "$out"; echo "FAIL: sbatch --test-only refused the array"; exit 1; }
+echo "ok: sbatch --test-only accepts the sweep's job array: $out"
+
+"$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 --explain | tee explain.out
+grep -q -- '--nodes="2" .*<- --set slurm.nodes=2$' explain.out || { echo "FAIL: explain does not trace --nodes"; exit 1; }
+submitted=$("$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 --template doctor --submit)
+echo "$submitted"
+id=${submitted#submitted batch job }
+[[ $id =~ ^[0-9]+$ ]] || { echo "FAIL: --submit printed '$submitted'"; exit 1; }
 for _ in $(seq 1 600); do
   state=$(scontrol show job "$id" | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
   [[ $state == PENDING || $state == RUNNING || $state == CONFIGURING || $state == COMPLETING ]] || break

@@ -28,10 +28,14 @@ hpctrain::jobgen::JobgenPaths jobgen_paths() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `jobgen exp.toml ...` is short for `jobgen script exp.toml ...`.
+  // `jobgen exp.toml ...` is short for `jobgen script exp.toml ...`, and
+  // `jobgen explain exp.toml ...` for `jobgen script exp.toml ... --explain`.
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0].size() > 5 && args[0].compare(args[0].size() - 5, 5, ".toml") == 0) {
     args.insert(args.begin(), "script");
+  } else if (!args.empty() && args[0] == "explain") {  // `jobgen explain EXP.toml ...`
+    args[0] = "script";
+    args.emplace_back("--explain");
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
   CLI::App app{"jobgen: SLURM batch scripts from hpctrain experiments"};

@@ -21,7 +21,7 @@ echo "ok: sbatch --test-only accepts the training script: $out"
 out=$(sbatch --test-only array.sbatch 2>&1) || { echo "$out"; echo "FAIL: sbatch --test-only refused the array"; exit 1; }
 echo "ok: sbatch --test-only accepts the sweep's job array: $out"
 
-"$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 --explain | tee explain.out
+"$jobgen" explain "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 | tee explain.out
 grep -q -- '--nodes="2" .*<- --set slurm.nodes=2$' explain.out || { echo "FAIL: explain does not trace --nodes"; exit 1; }
 submitted=$("$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 --template doctor --submit)
 echo "$submitted"

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# two-node-training.sh HPCTRAIN JOBGEN DATA_DIR: jobs/quickstart-2node.toml
+# (shrunk to a test-sized model) through `jobgen --submit` on a cluster from
+# with-cluster.sh, 2 nodes x 2 tasks:
+#  1. the job bootstraps, trains with DDP, checkpoints, and ends with the final
+#     weights hash of the same experiment run as 4 ranks under mpiexec;
+#  2. a second job, signalled mid-run with `scancel --signal=USR1 --batch`,
+#     checkpoints (exit 75), requeues itself, resumes, and ends with the hash of
+#     an uninterrupted run, in one log that holds both runs;
+#  3. a third job loses a rank to kill -9 mid-training: every other rank stops
+#     within the collective timeout, naming the lost rank, and the job fails
+#     instead of hanging; resubmitted, it resumes from its last checkpoint and
+#     ends with the uninterrupted hash too.
+set -euo pipefail
+hpctrain=$1 jobgen=$2 data=$3
+here=$(cd "$(dirname "$0")/../.." && pwd)
+experiment=$here/jobs/quickstart-2node.toml
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+shrink=(--set "data.dir=$data" --set model.n_layer=1 --set model.d_model=64 --set training.batch_size=8
+  --set training.micro_batch_size=2 --set eval.interval=0 --set eval.batches=2 --set eval.sample_tokens=0
+  --set logging.interval=5 --set "slurm.executable=$hpctrain" --set slurm.time=00:20:00)
+
+wait_for_job() {  # JOBID -> its final state
+  local state=
+  for _ in $(seq 1 1500); do
+    state=$(scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE) break ;; esac
+    sleep 0.2
+  done
+  echo "$state"
+}
+hash_in() { grep -o 'final weights sha256: [0-9a-f]*' "$1" | tail -1 | cut -d' ' -f4; }
+
+# 1. Across nodes, against mpiexec on one node.
+steps=(--set training.steps=30 --set checkpoint.interval=10)
+mpiexec -n 4 "$hpctrain" train "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/local >local.out 2>&1 ||
+  { cat local.out; exit 1; }
+want=$(hash_in local.out)
+submitted=$("$jobgen" "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/cluster --submit)
+id=${submitted#submitted batch job }
+state=$(wait_for_job "$id")
+log=logs/quickstart-2node-$id.out
+cat "$log"
+[[ $state == COMPLETED ]] || { echo "FAIL: job $id ended $state"; exit 1; }
+grep -q 'rank 0: 1 compute threads' "$log" && grep -q '4 ranks' "$log" ||
+  { echo "FAIL: the job did not run 4 ranks"; exit 1; }
+ls runs/cluster/checkpoints/step-00000030.h5 >/dev/null
+got=$(hash_in "$log")
+[[ -n $want && $got == "$want" ]] || { echo "FAIL: 2 nodes x 2 tasks ended at $got, mpiexec -n 4 at $want"; exit 1; }
+echo "ok: job $id (2 nodes x 2 tasks) = mpiexec -n 4: final weights sha256 $got"
+
+# 2. Preemption: signal the batch shell mid-run; the job must requeue and finish.
+steps=(--set training.steps=120 --set checkpoint.interval=0)
+mpiexec -n 4 "$hpctrain" train "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/straight \
+  >straight.out 2>&1 || { cat straight.out; exit 1; }
+want=$(hash_in straight.out)
+submitted=$("$jobgen" "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/preempted --submit)
+id=${submitted#submitted batch job }
+log=logs/quickstart-2node-$id.out
+for _ in $(seq 1 1500); do
+  grep -q '"step":20,' runs/preempted/metrics.jsonl 2>/dev/null && break
+  sleep 0.1
+done
+scancel --signal=USR1 --batch "$id"
+state=$(wait_for_job "$id")
+cat "$log"
+[[ $state == COMPLETED ]] || { echo "FAIL: job $id ended $state"; exit 1; }
+grep -q 'jobgen: SIGUSR1 received: asking the training step to checkpoint and stop' "$log" &&
+  grep -q 'SIGUSR1 received (preemption); writing a checkpoint and stopping' "$log" &&
+  grep -q "jobgen: checkpoint written; requeueing job $id (restart 1 of 3)" "$log" &&
+  grep -q "jobgen: job $id restart 1 " "$log" && grep -q 'resumed from .*step-' "$log" ||
+  { echo "FAIL: the log does not show signal, checkpoint, requeue and resume"; exit 1; }
+restarts=$(scontrol show job "$id" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
+((restarts == 1)) || { echo "FAIL: $restarts restarts"; exit 1; }
+got=$(hash_in "$log")
+[[ -n $want && $got == "$want" ]] || { echo "FAIL: preempted and requeued job ended at $got, uninterrupted at $want"; exit 1; }
+echo "ok: job $id was preempted, requeued itself, resumed and ended at the uninterrupted hash $got, in one log"
+
+# 3. A rank dies: the others must not hang.
+steps=(--set training.steps=120 --set checkpoint.interval=10 --set parallel.collective_timeout_s=10)
+submitted=$("$jobgen" "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/fault --submit)
+id=${submitted#submitted batch job }
+log=logs/quickstart-2node-$id.out
+for _ in $(seq 1 1500); do
+  grep -q '"step":25,' runs/fault/metrics.jsonl 2>/dev/null && break
+  sleep 0.1
+done
+victim=$(grep -o 'rank 3: pid [0-9]*' runs/fault/logs/rank-3.log | cut -d' ' -f4)
+killed_at=$(date +%s)
+kill -9 "$victim"
+state=$(wait_for_job "$id")
+took=$(($(date +%s) - killed_at))
+cat "$log"
+[[ $state == FAILED ]] || { echo "FAIL: job $id ended $state after losing rank 3"; exit 1; }
+((took <= 60)) || { echo "FAIL: the job took $took s to end after losing a rank (timeout 10 s)"; exit 1; }
+grep -Eq 'did not complete within the 10 s timeout on rank [0-9]+ of 4; rank still missing: 3$' "$log" ||
+  { echo "FAIL: no message naming the lost rank 3"; exit 1; }
+echo "ok: job $id lost rank 3 and ended ($state) $took s later, naming the missing rank"
+submitted=$("$jobgen" "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/fault --submit)
+id=${submitted#submitted batch job }
+state=$(wait_for_job "$id")
+log=logs/quickstart-2node-$id.out
+[[ $state == COMPLETED ]] || { cat "$log"; echo "FAIL: resubmitted job $id ended $state"; exit 1; }
+from=$(grep -o 'resumed from [^ ]*' "$log") || { cat "$log"; echo "FAIL: the resubmitted job did not resume"; exit 1; }
+got=$(hash_in "$log")
+[[ $got == "$want" ]] || { echo "FAIL: resubmitted job ended at $got, uninterrupted at $want"; exit 1; }
+echo "ok: resubmitted as job $id, ${from}, ended at the uninterrupted hash $got"

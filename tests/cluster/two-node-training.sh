@@ -32,14 +32,25 @@ wait_for_job() {  # JOBID -> its final state
   echo "$state"
 }
 hash_in() { grep -o 'final weights sha256: [0-9a-f]*' "$1" | tail -1 | cut -d' ' -f4; }
+submit() {  # RUN_DIR STEP_OPTIONS... -> the job id, via jobgen --submit
+  local run_dir=$1 submitted
+  shift
+  submitted=$("$jobgen" "$experiment" "${shrink[@]}" "$@" --set "job.run_dir=$run_dir" --submit)
+  echo "${submitted#submitted batch job }"
+}
+wait_for_step() {  # RUN_DIR STEP: until rank 0 has logged that step
+  for _ in $(seq 1 1500); do
+    grep -q "\"step\":$2," "$1/metrics.jsonl" 2>/dev/null && return
+    sleep 0.1
+  done
+}
 
 # 1. Across nodes, against mpiexec on one node.
 steps=(--set training.steps=30 --set checkpoint.interval=10)
 mpiexec -n 4 "$hpctrain" train "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/local >local.out 2>&1 ||
   { cat local.out; exit 1; }
 want=$(hash_in local.out)
-submitted=$("$jobgen" "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/cluster --submit)
-id=${submitted#submitted batch job }
+id=$(submit runs/cluster "${steps[@]}")
 state=$(wait_for_job "$id")
 log=logs/quickstart-2node-$id.out
 cat "$log"
@@ -56,13 +67,9 @@ steps=(--set training.steps=120 --set checkpoint.interval=0)
 mpiexec -n 4 "$hpctrain" train "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/straight \
   >straight.out 2>&1 || { cat straight.out; exit 1; }
 want=$(hash_in straight.out)
-submitted=$("$jobgen" "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/preempted --submit)
-id=${submitted#submitted batch job }
+id=$(submit runs/preempted "${steps[@]}")
 log=logs/quickstart-2node-$id.out
-for _ in $(seq 1 1500); do
-  grep -q '"step":20,' runs/preempted/metrics.jsonl 2>/dev/null && break
-  sleep 0.1
-done
+wait_for_step runs/preempted 20
 scancel --signal=USR1 --batch "$id"
 state=$(wait_for_job "$id")
 cat "$log"
@@ -80,13 +87,9 @@ echo "ok: job $id was preempted, requeued itself, resumed and ended at the unint
 
 # 3. A rank dies: the others must not hang.
 steps=(--set training.steps=120 --set checkpoint.interval=10 --set parallel.collective_timeout_s=10)
-submitted=$("$jobgen" "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/fault --submit)
-id=${submitted#submitted batch job }
+id=$(submit runs/fault "${steps[@]}")
 log=logs/quickstart-2node-$id.out
-for _ in $(seq 1 1500); do
-  grep -q '"step":25,' runs/fault/metrics.jsonl 2>/dev/null && break
-  sleep 0.1
-done
+wait_for_step runs/fault 25
 victim=$(grep -o 'rank 3: pid [0-9]*' runs/fault/logs/rank-3.log | cut -d' ' -f4)
 killed_at=$(date +%s)
 kill -9 "$victim"
@@ -98,8 +101,7 @@ cat "$log"
 grep -Eq 'did not complete within the 10 s timeout on rank [0-9]+ of 4; rank still missing: 3$' "$log" ||
   { echo "FAIL: no message naming the lost rank 3"; exit 1; }
 echo "ok: job $id lost rank 3 and ended ($state) $took s later, naming the missing rank"
-submitted=$("$jobgen" "$experiment" "${shrink[@]}" "${steps[@]}" --set job.run_dir=runs/fault --submit)
-id=${submitted#submitted batch job }
+id=$(submit runs/fault "${steps[@]}")
 state=$(wait_for_job "$id")
 log=logs/quickstart-2node-$id.out
 [[ $state == COMPLETED ]] || { cat "$log"; echo "FAIL: resubmitted job $id ended $state"; exit 1; }

@@ -198,6 +198,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   p.merge = parallel.choice("merge", p.merge, {"average", "ties", "diloco"});
   p.merge_mode = parallel.choice("merge_mode", p.merge_mode, {"blocking", "overlapped"});
   p.merge_delay = parallel.integer("merge_delay", p.merge_delay, 0, kMax);
+  p.merge_moments = parallel.boolean("merge_moments", p.merge_moments);
   p.outer_lr = parallel.number("outer_lr", p.outer_lr, 0.0, 100.0);
   p.outer_momentum = parallel.number("outer_momentum", p.outer_momentum, 0.0, 1.0);
   parallel.finish();

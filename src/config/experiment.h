@@ -103,6 +103,7 @@ struct ParallelConfig {
   std::string merge = "average";        // average, ties, diloco
   std::string merge_mode = "blocking";  // blocking or overlapped
   std::int64_t merge_delay = 1;         // k: steps an overlapped merge stays in flight
+  bool merge_moments = false;           // merge AdamW's moments with the weights
   double outer_lr = 0.7;                // diloco
   double outer_momentum = 0.9;          // diloco
 };

@@ -20,6 +20,21 @@ std::int64_t number(const std::string& text, const std::string& field) {
   return std::stoll(text);
 }
 
+// sbatch --mem: an integer with an optional K, M, G or T suffix (megabytes
+// without one). Checked here so a bad value is named with its source instead
+// of failing at submission.
+void check_slurm_memory(const std::string& text, const std::string& field) {
+  const std::size_t digits = text.find_first_not_of("0123456789");
+  const bool ok = digits != 0 && !text.empty() &&
+                  (digits == std::string::npos ||
+                   (digits + 1 == text.size() && std::string("KMGTkmgt").find(text[digits]) != std::string::npos));
+  if (!ok) {
+    throw ConfigError(fmt::format(
+        "{}: '{}' is not a SLURM memory size (a number with an optional K, M, G or T suffix; megabytes without one)",
+        field, text));
+  }
+}
+
 std::vector<std::string> split(const std::string& text, char by) {
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -127,6 +142,7 @@ SlurmRequest read_slurm_request(const std::string& experiment_file, const std::v
   s.finish();
 
   r.time_seconds = parse_slurm_time(r.time.value, fmt::format("{}: slurm.time", r.time.source));
+  if (!r.mem.value.empty()) check_slurm_memory(r.mem.value, fmt::format("{}: slurm.mem", r.mem.source));
   if (std::stoll(r.signal_lead_s.value) >= r.time_seconds) {
     throw ConfigError(fmt::format(
         "{}: slurm.signal_lead_s = {} s is not shorter than the time limit slurm.time = \"{}\" ({} s, {}): the "

@@ -2,16 +2,55 @@
 
 #include <torch/torch.h>
 
+#include <stdexcept>
+
 #include "reduce/flat_parameters.h"
 
 namespace hpctrain::reduce {
+namespace {
 
-DdapReducer::DdapReducer(model::LanguageModel& model, comm::Communicator& comm, DdapOptions options)
-    : model_(model), comm_(comm), options_(std::move(options)), anchor_(flatten_parameters(model)) {}
+at::Tensor flatten_moments(const OptimizerMoments& m) {
+  std::vector<at::Tensor> parts;
+  parts.reserve(m.first.size() + m.second.size());
+  for (const auto& t : m.first) parts.push_back(t.reshape(-1));
+  for (const auto& t : m.second) parts.push_back(t.reshape(-1));
+  return torch::cat(parts);
+}
+
+void unflatten_moments(const at::Tensor& flat, const OptimizerMoments& m) {
+  torch::NoGradGuard no_grad;
+  std::int64_t offset = 0;
+  for (const auto* group : {&m.first, &m.second}) {
+    for (const auto& t : *group) {
+      t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
+      offset += t.numel();
+    }
+  }
+}
+
+}  // namespace
+
+DdapReducer::DdapReducer(model::LanguageModel& model, comm::Communicator& comm, DdapOptions options,
+                         MomentSource moments)
+    : model_(model),
+      comm_(comm),
+      options_(std::move(options)),
+      moments_(std::move(moments)),
+      anchor_(flatten_parameters(model)) {
+  if (options_.merge_moments && !moments_) {
+    throw std::invalid_argument("DdapReducer: merge_moments needs the optimizer's moments");
+  }
+}
 
 DdapReducer::~DdapReducer() {
   // A merge still running would use the communicator after we are gone.
   if (merged_.valid()) merged_.wait();
+}
+
+std::future<DdapReducer::Merged> DdapReducer::ready(Merged merged) {
+  std::promise<Merged> done;
+  done.set_value(std::move(merged));
+  return done.get_future();
 }
 
 void DdapReducer::after_step(std::int64_t step, bool epoch_end) {
@@ -35,22 +74,22 @@ void DdapReducer::finish() {
 }
 
 DdapState DdapReducer::state() {
-  DdapState s{anchor_.clone(),
-              momentum_.defined() ? momentum_.clone() : at::Tensor(),
-              merges_,
-              last_step_,
-              last_merge_applied_for_,
-              -1,
-              at::Tensor(),
-              at::Tensor()};
+  DdapState s;
+  s.anchor = anchor_.clone();
+  if (momentum_.defined()) s.momentum = momentum_.clone();
+  s.merges = merges_;
+  s.last_step = last_step_;
+  s.last_merge_applied_for = last_merge_applied_for_;
   if (merged_.valid()) {
-    const at::Tensor merged = merged_.get();
-    std::promise<at::Tensor> ready;
-    ready.set_value(merged);
-    merged_ = ready.get_future();
+    const Merged merged = merged_.get();
+    merged_ = ready(merged);
     s.started_at = started_at_;
     s.theta_at_start = theta_at_start_.clone();
-    s.merged = merged.clone();
+    s.merged = merged.delta.clone();
+    if (merged.moments.defined()) {
+      s.moments_at_start = moments_at_start_.clone();
+      s.merged_moments = merged.moments.clone();
+    }
   }
   return s;
 }
@@ -61,39 +100,52 @@ void DdapReducer::restore(const DdapState& state) {
   merges_ = state.merges;
   last_step_ = state.last_step;
   last_merge_applied_for_ = state.last_merge_applied_for;
-  merged_ = std::future<at::Tensor>();
+  merged_ = std::future<Merged>();
   started_at_ = state.started_at;
   theta_at_start_ = at::Tensor();
+  moments_at_start_ = at::Tensor();
   if (state.started_at >= 0) {
     theta_at_start_ = state.theta_at_start.clone();
-    std::promise<at::Tensor> ready;
-    ready.set_value(state.merged.clone());
-    merged_ = ready.get_future();
+    Merged merged{state.merged.clone(), at::Tensor()};
+    if (state.merged_moments.defined()) {
+      moments_at_start_ = state.moments_at_start.clone();
+      merged.moments = state.merged_moments.clone();
+    }
+    merged_ = ready(std::move(merged));
   }
 }
 
 void DdapReducer::start(std::int64_t step) {
   started_at_ = step;
   theta_at_start_ = flatten_parameters(model_);
-  at::Tensor delta = theta_at_start_ - anchor_;
-  const MergeRule rule = options_.rule;
-  comm::Communicator& comm = comm_;
-  if (options_.overlapped) {
-    merged_ = std::async(std::launch::async,
-                         [delta = std::move(delta), rule, &comm] { return merged_delta(delta, rule, comm); });
-  } else {
-    std::promise<at::Tensor> done;
-    done.set_value(merged_delta(delta, rule, comm));
-    merged_ = done.get_future();
-  }
+  moments_at_start_ = options_.merge_moments ? flatten_moments(moments_()) : at::Tensor();
+  auto merge = [delta = theta_at_start_ - anchor_, moments = moments_at_start_, rule = options_.rule, &comm = comm_]() {
+    Merged m{merged_delta(delta, rule, comm), at::Tensor()};
+    if (moments.defined()) {
+      m.moments = moments.clone();
+      comm.allreduce(m.moments.data_ptr(), static_cast<std::size_t>(m.moments.numel()), comm::DType::kFloat32,
+                     comm::ReduceOp::kAverage);
+    }
+    return m;
+  };
+  merged_ = options_.overlapped ? std::async(std::launch::async, std::move(merge)) : ready(merge());
 }
 
 void DdapReducer::apply() {
-  const at::Tensor merged = merged_.get();
-  anchor_ = next_anchor(anchor_, merged, options_.rule, momentum_);
+  const Merged merged = merged_.get();
+  anchor_ = next_anchor(anchor_, merged.delta, options_.rule, momentum_);
   // θ ← anchor + (θ(now) − θ(start)): zero for a blocking merge.
   unflatten_into_parameters(anchor_ + (flatten_parameters(model_) - theta_at_start_), model_);
+  if (merged.moments.defined()) {
+    const OptimizerMoments live = moments_();
+    at::Tensor moments = merged.moments + (flatten_moments(live) - moments_at_start_);
+    std::int64_t first = 0;
+    for (const auto& t : live.first) first += t.numel();
+    moments.narrow(0, first, moments.numel() - first).clamp_min_(0);
+    unflatten_moments(moments, live);
+  }
   theta_at_start_ = at::Tensor();
+  moments_at_start_ = at::Tensor();
   last_merge_applied_for_ = started_at_;
   ++merges_;
 }

@@ -10,13 +10,19 @@
 //             anchor ← next_anchor,  θᵢ ← anchor + (θᵢ(t + k) − θᵢ(t)),
 //             keeping the local progress made while the merge was in flight.
 //             With k = 0 this is the blocking rule.
+// merge_moments: the optimizer's moments are averaged at the same points,
+//             by the same rule: m ← mean(m(t)) + (m(t + k) − m(t)); the second
+//             moments are clamped at zero afterwards (the correction can take a
+//             rank whose own second moment was above the mean below zero).
 // Deterministic: M is a pure function of the Δᵢ, whatever the timing.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <future>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "model/language_model.h"
@@ -29,7 +35,17 @@ struct DdapOptions {
   MergeRule rule;
   bool overlapped = false;
   std::int64_t delay = 1;  // k: steps between starting and applying an overlapped merge
+  bool merge_moments = false;
 };
+
+// The optimizer moments to merge: the live tensors, first moments then second
+// moments (each group in parameter order, the same on every rank). Written in
+// place.
+struct OptimizerMoments {
+  std::vector<at::Tensor> first;
+  std::vector<at::Tensor> second;
+};
+using MomentSource = std::function<OptimizerMoments()>;
 
 // What a checkpoint keeps of DDAP. An overlapped merge in flight is waited
 // for and kept with its result, to be applied at the step it was due.
@@ -42,12 +58,15 @@ struct DdapState {
   std::int64_t started_at = -1;  // >= 0: a merge in flight, started at this step
   at::Tensor theta_at_start;     // this rank's replica when it started
   at::Tensor merged;             // its result M
+  at::Tensor moments_at_start;   // merge_moments: this rank's moments (flat) then
+  at::Tensor merged_moments;     // and their mean over ranks
 };
 
 class DdapReducer {
  public:
   // `comm` must not be used by anyone else while a merge is in flight.
-  DdapReducer(model::LanguageModel& model, comm::Communicator& comm, DdapOptions options);
+  // `moments` is required with options.merge_moments.
+  DdapReducer(model::LanguageModel& model, comm::Communicator& comm, DdapOptions options, MomentSource moments = {});
   ~DdapReducer();
   DdapReducer(const DdapReducer&) = delete;
   DdapReducer& operator=(const DdapReducer&) = delete;
@@ -67,12 +86,19 @@ class DdapReducer {
   [[nodiscard]] std::int64_t merges() const { return merges_; }
 
  private:
+  struct Merged {
+    at::Tensor delta;    // M
+    at::Tensor moments;  // the mean of the ranks' moments, with merge_moments
+  };
+  static std::future<Merged> ready(Merged merged);
+
   void start(std::int64_t step);
   void apply();
 
   model::LanguageModel& model_;
   comm::Communicator& comm_;
   DdapOptions options_;
+  MomentSource moments_;
   at::Tensor anchor_;
   at::Tensor momentum_;  // diloco's outer momentum
   std::int64_t merges_ = 0;
@@ -81,7 +107,8 @@ class DdapReducer {
   // The merge in flight.
   std::int64_t started_at_ = -1;
   at::Tensor theta_at_start_;
-  std::future<at::Tensor> merged_;
+  at::Tensor moments_at_start_;
+  std::future<Merged> merged_;
 };
 
 }  // namespace hpctrain::reduce

@@ -120,10 +120,10 @@ void DdpReducer::reduce_bucket(Bucket& bucket) {
   const auto n = static_cast<std::size_t>(bucket.flat.numel());
   if (options_.bf16_compression) {
     bucket.wire.copy_(bucket.flat);
-    comm_.allreduce(bucket.wire.data_ptr(), n, comm::DType::kBFloat16, comm::ReduceOp::kAverage);
+    comm_.allreduce(bucket.wire.data_ptr(), n, comm::DType::kBFloat16, comm::ReduceOp::kSum);
     bucket.flat.copy_(bucket.wire);
   } else {
-    comm_.allreduce(bucket.flat.data_ptr(), n, comm::DType::kFloat32, comm::ReduceOp::kAverage);
+    comm_.allreduce(bucket.flat.data_ptr(), n, comm::DType::kFloat32, comm::ReduceOp::kSum);
   }
 }
 

@@ -5,8 +5,8 @@
 //  - each parameter's .grad is a view into its bucket's flat buffer, so
 //    gradients accumulate in place and need no copy;
 //  - a hook on each parameter's gradient accumulator marks it ready; a full
-//    bucket is handed to a communication thread, which allreduces it (average
-//    folded in) while backward goes on. Buckets are launched strictly in index
+//    bucket is handed to a communication thread, which sum-allreduces it while
+//    backward goes on (the average's 1/world is folded into the loss scale). Buckets are launched strictly in index
 //    order, so every rank issues the same sequence of collectives;
 //  - set_sync(false) (no_sync) turns the hooks off for accumulation micro-steps;
 //  - optional bf16 compression halves the bytes on the wire.
@@ -53,6 +53,11 @@ class DdpReducer {
   void set_sync(bool sync);
   // After the last backward: reduces what is left and waits for every bucket.
   void finish_backward();
+  // Divide the loss by this before backward. The buckets are summed: the
+  // average's division by the world size rides in the loss scale, so no pass
+  // over the gradients is spent on it (for a power-of-two world the result is
+  // bitwise the sum divided afterwards).
+  [[nodiscard]] int loss_divisor() const { return comm_.size(); }
 
   [[nodiscard]] std::size_t bucket_count() const { return buckets_.size(); }
   // Buckets so far handed to the communication thread by the gradient hooks,

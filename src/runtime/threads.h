@@ -1,5 +1,5 @@
 // Compute threads per rank. One rank per core is the fast default on a node
-// (docs/performance.md); each rank gets its share of the cores, and LibTorch's
+// (docs/training.md); each rank gets its share of the cores, and LibTorch's
 // intra-op pool and OpenBLAS are set to the same number so ranks never
 // oversubscribe the node. torch::set_num_threads alone does not reach OpenBLAS.
 #pragma once

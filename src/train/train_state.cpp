@@ -120,6 +120,7 @@ ckpt::Snapshot capture_training_state(TrainingParts& parts, const LoopPosition& 
     // broadcast from each rank in turn and kept by rank 0.
     std::vector<at::Tensor> mine_parts = {flat(parts.model.parameters()), flat(adam.exp_avg), flat(adam.exp_avg_sq)};
     if (d.started_at >= 0) mine_parts.push_back(d.theta_at_start.to(torch::kCPU));
+    if (d.moments_at_start.defined()) mine_parts.push_back(d.moments_at_start.to(torch::kCPU));
     const torch::Tensor mine = torch::cat(mine_parts);
     const torch::Tensor my_steps = torch::tensor(adam.steps, torch::kInt64);
     const std::int64_t n = parts.model.parameter_count();
@@ -140,12 +141,18 @@ ckpt::Snapshot capture_training_state(TrainingParts& parts, const LoopPosition& 
         ++i;
       }
       if (d.started_at >= 0) s.tensors.emplace_back(group + "/ddap_theta_at_start", values.narrow(0, 3 * n, n).clone());
+      if (d.moments_at_start.defined()) {
+        s.tensors.emplace_back(group + "/ddap_moments_at_start", values.narrow(0, 4 * n, 2 * n).clone());
+      }
     }
     if (rank != 0) return {};
     add_unflattened(s, "model", d.anchor.to(torch::kCPU), parts.model);
     s.tensors.emplace_back("ddap/anchor", d.anchor.to(torch::kCPU).clone());
     if (d.momentum.defined()) s.tensors.emplace_back("ddap/momentum", d.momentum.to(torch::kCPU).clone());
     if (d.started_at >= 0) s.tensors.emplace_back("ddap/merged", d.merged.to(torch::kCPU).clone());
+    if (d.merged_moments.defined()) {
+      s.tensors.emplace_back("ddap/merged_moments", d.merged_moments.to(torch::kCPU).clone());
+    }
     s.ints.insert(s.ints.end(), {{"ddap_merges", d.merges},
                                  {"ddap_last_step", d.last_step},
                                  {"ddap_last_merge_applied_for", d.last_merge_applied_for},
@@ -195,6 +202,10 @@ LoopPosition restore_training_state(const std::filesystem::path& path, TrainingP
     if (d.started_at >= 0) {
       d.theta_at_start = file.tensor(group + "/ddap_theta_at_start").to(device);
       d.merged = file.tensor("ddap/merged").to(device);
+      if (file.has("ddap/merged_moments")) {
+        d.moments_at_start = file.tensor(group + "/ddap_moments_at_start").to(device);
+        d.merged_moments = file.tensor("ddap/merged_moments").to(device);
+      }
     }
     parts.ddap->restore(d);
   }

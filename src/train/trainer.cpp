@@ -194,6 +194,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   torch::manual_seed(e.job.seed);
   const auto model = model::make_model(e.model, tokenizer.vocab_size());
   model->to(device);
+  const auto optimizer = make_optimizer(*model, e.optimizer);
   // The reducer: DDP averages gradients every step (and broadcasts rank 0's
   // weights first); DDAP lets replicas step alone and merges their weights.
   std::unique_ptr<reduce::DdpReducer> ddp;
@@ -215,16 +216,22 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
     merge_comm = device.is_cuda()
                      ? gradient_communicator(device, world)
                      : std::make_unique<comm::MpiCommunicator>(world.mpi_comm(), world.collective_timeout());
+    auto moments = [&adamw = *optimizer, &m = *model] {
+      AdamState s = adam_state(adamw, m);
+      return reduce::OptimizerMoments{std::move(s.exp_avg), std::move(s.exp_avg_sq)};
+    };
     ddap = std::make_unique<reduce::DdapReducer>(*model, *merge_comm,
                                                  reduce::DdapOptions{par.merge_every,
                                                                      {par.merge, par.outer_lr, par.outer_momentum},
                                                                      par.merge_mode == "overlapped",
-                                                                     par.merge_delay});
+                                                                     par.merge_delay,
+                                                                     par.merge_moments},
+                                                 moments);
     log.line(
-        fmt::format("reducer ddap: {} merge every {} steps, {}{}", par.merge, par.merge_every, par.merge_mode,
-                    par.merge_mode == "overlapped" ? fmt::format(" (applied {} step(s) later)", par.merge_delay) : ""));
+        fmt::format("reducer ddap: {} merge every {} steps, {}{}{}", par.merge, par.merge_every, par.merge_mode,
+                    par.merge_mode == "overlapped" ? fmt::format(" (applied {} step(s) later)", par.merge_delay) : "",
+                    par.merge_moments ? ", AdamW moments merged too" : ""));
   }
-  const auto optimizer = make_optimizer(*model, e.optimizer);
   TrainingParts parts{e, *model, *optimizer, sampler, ddap.get(), world.comm(), tokenizer.hash()};
   LoopPosition position;
   if (const auto from = choose_resume(e, world, log)) {
@@ -276,10 +283,20 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
                   e.model.kind, static_cast<double>(model->parameter_count()) / 1e6, e.training.steps, global, seq_len,
                   local, micro, accumulation, accumulation == 1 ? "" : "s", e.training.precision, peak / 1e9));
 
+  // Training time leaves out the evaluations, so tokens/s and the eval-loss-
+  // against-time curves compare reducers, not how often a run evaluates.
+  const auto train_start = Clock::now();
+  double eval_seconds = 0;
+  auto training_seconds = [&] { return seconds_since(train_start) - eval_seconds; };
+
   auto run_eval = [&](std::int64_t step) {
+    const auto eval_start = Clock::now();
     const EvalResult r =
         evaluate(*model, val_set, masking, e.eval.batches, e.training.micro_batch_size, bf16, world.comm());
-    Fields fields = {{"eval_loss", r.loss}, {"eval_perplexity", r.perplexity}, {"eval_tokens", r.tokens}};
+    Fields fields = {{"eval_loss", r.loss},
+                     {"eval_perplexity", r.perplexity},
+                     {"eval_tokens", r.tokens},
+                     {"train_s", training_seconds()}};
     std::string extra;
     if (model->objective() == model::Objective::kMasked) {
       fields.emplace_back("masked_accuracy", r.masked_accuracy);
@@ -287,17 +304,16 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
     }
     log.record("eval", step, fields);
     log.line(fmt::format("step {:>6} | eval loss {:.4f} | perplexity {:.2f}{}", step, r.loss, r.perplexity, extra));
+    eval_seconds += seconds_since(eval_start);
     return r;
   };
 
   // The loop.
-  const auto train_start = Clock::now();
   auto window_start = train_start;
   std::uint64_t tokens_seen = 0;
   bool stop = false;
   const std::int64_t first_step = position.step;  // > 0 after a resume
-  std::int64_t timed_from =
-      first_step;  // the first step of the current timing window  // the first step of the current timing window
+  std::int64_t timed_from = first_step;           // the first step of the current timing window
   bool preempted = false;
   bool signal_noted = false;
   for (std::int64_t step = position.step; step < e.training.steps && !stop; ++step) {
@@ -320,7 +336,8 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
         const AutocastGuard autocast(bf16, device.is_cuda());
         loss = model::language_model_loss(model->forward(batch.inputs.to(device)), batch.targets.to(device));
       }
-      (loss / static_cast<double>(accumulation)).backward();
+      // Under DDP the world's average is folded in here (DdpReducer::loss_divisor).
+      (loss / (static_cast<double>(accumulation) * (ddp ? ddp->loss_divisor() : 1))).backward();
       step_loss += loss.item<double>() / static_cast<double>(accumulation);
     }
     if (ddp) ddp->finish_backward();
@@ -381,7 +398,10 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
       position.window_loss = 0;
       position.window_steps = 0;
     }
-    if (eval_now) run_eval(step + 1);
+    if (eval_now) {
+      run_eval(step + 1);
+      window_start = Clock::now();
+    }
     if (stop) {
       // Every rank reaches this at the same step: the agreement said so.
       position.step = step + 1;
@@ -405,7 +425,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
     ddap->finish();
     log.line(fmt::format("ddap: {} merges", ddap->merges()));
   }
-  const double train_seconds = seconds_since(train_start);
+  const double train_seconds = training_seconds();
 
   TrainSummary summary;
   summary.steps = e.training.steps;
@@ -421,13 +441,14 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   double sum = 0;
   for (auto w : walls) sum += static_cast<double>(w);
   log.line(fmt::format(
-      "wall time per rank: max {:.2f} s, min {:.2f} s, avg {:.2f} s; training {:.2f} s, {:.0f} "
-      "tokens/s over {} rank{}",
+      "wall time per rank: max {:.2f} s, min {:.2f} s, avg {:.2f} s; training {:.2f} s (evaluations "
+      "excluded), {:.0f} tokens/s over {} rank{}",
       static_cast<double>(*max_it) / 1e6, static_cast<double>(*min_it) / 1e6, sum / static_cast<double>(ranks) / 1e6,
       train_seconds, summary.tokens_per_second, ranks, ranks == 1 ? "" : "s"));
   log.record("summary", e.training.steps,
              {{"eval_loss", summary.final_eval.loss},
               {"tokens_per_s", summary.tokens_per_second},
+              {"train_s", train_seconds},
               {"wall_max_s", static_cast<double>(*max_it) / 1e6}});
 
   if (model->objective() == model::Objective::kCausal && e.eval.sample_tokens > 0 && rank == 0) {

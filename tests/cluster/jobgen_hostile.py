@@ -9,12 +9,17 @@ environment value. Control characters must be refused by jobgen, with the
 field named. Everything else must render, and then:
   - sbatch itself parses the script: the held job has exactly the name, node
     count, time limit and partition that were asked for;
+  - the fields sbatch checks against the cluster (partition, account, qos,
+    constraint) cannot reach a held job with a hostile value, so the table of
+    options `sbatch -v` prints as parsed, before it asks the controller, must
+    equal a benign rendering's except for exactly those values;
+  - mem and time are refused by jobgen itself, naming the field;
   - bash runs the script against a dry run (srun and scontrol replaced by
     recorders): srun gets the executable as one literal word, the environment
     value arrives intact, the run directory is created under its literal name,
     and no injected command ran.
 Needs a cluster from with-cluster.sh (sbatch, squeue, scancel)."""
-import hashlib, json, os, subprocess, sys, tempfile
+import hashlib, json, os, re, subprocess, sys, tempfile
 
 jobgen, experiment = sys.argv[1], os.path.abspath(sys.argv[2])
 corpus = [
@@ -40,6 +45,33 @@ def render(work, fields, extra=()):
         f.write(text + slurm + env)
     return subprocess.run([jobgen, exp, *sets, *extra], capture_output=True, text=True, cwd=work)
 
+
+def parsed_options(work, fields):
+    """sbatch -v's table of the options it parsed from the rendered script."""
+    r = render(work, fields)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    script = os.path.join(work, "options.sbatch")
+    with open(script, "w") as f:
+        f.write(r.stdout)
+    sb = subprocess.run(["sbatch", "-v", "--test-only", script], capture_output=True, text=True, cwd=work)
+    lines = sb.stderr.splitlines()
+    if "sbatch: defined options" not in lines or "sbatch: end of defined options" not in lines:
+        return None, sb.stderr.strip()
+    table = {}
+    for line in lines[lines.index("sbatch: defined options") + 2:lines.index("sbatch: end of defined options") - 1]:
+        m = re.fullmatch(r"sbatch: (\S+)\s*: (.*)", line)
+        if m is None:
+            return None, f"unexpected line in sbatch -v's table: {line!r}"
+        table[m.group(1)] = m.group(2)
+    return table, ""
+
+
+CHECKED_BY_CLUSTER = ("partition", "account", "qos", "constraint")
+with tempfile.TemporaryDirectory() as work:
+    benign, why = parsed_options(work, {"slurm": {**{k: '"plain"' for k in CHECKED_BY_CLUSTER}, "mem": '"2G"'}})
+if benign is None or any(benign.get(k) != "plain" for k in CHECKED_BY_CLUSTER) or benign.get("mem") != "2G":
+    sys.exit(f"FAIL: sbatch -v did not show the benign rendering's options: {benign} {why}")
 
 failures = []
 checked = 0
@@ -99,6 +131,20 @@ for value in corpus:
         pwned = [os.path.join(d, f) for d, _, fs in os.walk(work) for f in fs if f == "PWNED"]
         if pwned:
             failures.append(f"{value!r}: an injected command ran: {pwned}")
+        checked += 1
+
+    with tempfile.TemporaryDirectory() as work:
+        q = toml_string(value)
+        got, why = parsed_options(work, {"slurm": {**{k: q for k in CHECKED_BY_CLUSTER}, "mem": '"2G"'}})
+        want = dict(benign, **{k: value for k in CHECKED_BY_CLUSTER})
+        if got is None:
+            failures.append(f"{value!r} in partition/account/qos/constraint: {why}")
+        elif got != want:
+            failures.append(f"{value!r}: sbatch -v parsed {got}, expected {want}")
+        for field in ("mem", "time"):
+            r = render(work, {"slurm": {field: q}})
+            if r.returncode == 0 or f"slurm.{field}" not in r.stderr:
+                failures.append(f"{value!r} in {field}: not refused naming slurm.{field}: {r.stderr.strip()}")
         checked += 1
 
     with tempfile.TemporaryDirectory() as work:

@@ -49,7 +49,7 @@ torch::Tensor train_ddp(comm::Communicator& comm, bool overlap, int steps, int m
     for (int m = 0; m < micro_steps; ++m) {
       ddp.set_sync(m + 1 == micro_steps);
       const auto [x, y] = batch(comm.rank(), s * micro_steps + m);
-      (model::language_model_loss(model->forward(x), y) / micro_steps).backward();
+      (model::language_model_loss(model->forward(x), y) / (micro_steps * ddp.loss_divisor())).backward();
     }
     ddp.finish_backward();
     optimizer.step();
@@ -119,6 +119,34 @@ TEST_F(ReducerTest, TiesMatchesTheElementwiseRule) {
   }
 }
 
+TEST_F(ReducerTest, MergeMomentsAveragesThemAndKeepsLocalProgress) {
+  const int n = comm.size();
+  const double r = comm.rank();
+  auto model = tiny_model("mlp");
+  // Stand-ins for AdamW's state: rank-dependent first and second moments.
+  OptimizerMoments live{{torch::full({3}, r + 1), torch::full({2, 2}, -(r + 1))}, {torch::full({5}, 2 * (r + 1))}};
+  MomentSource source = [&] { return live; };
+  const double mean = (n + 1) / 2.0;  // of r + 1 over the ranks
+  {
+    DdapReducer blocking(*model, comm, {1, {"average"}, false, 0, true}, source);
+    blocking.after_step(1, false);
+    EXPECT_TRUE(torch::equal(live.first[0], torch::full({3}, mean)));
+    EXPECT_TRUE(torch::equal(live.first[1], torch::full({2, 2}, -mean)));
+    EXPECT_TRUE(torch::equal(live.second[0], torch::full({5}, 2 * mean)));
+  }
+  live = {{torch::full({3}, r + 1), torch::full({2, 2}, -(r + 1))}, {torch::full({5}, 2 * (r + 1))}};
+  DdapReducer overlapped(*model, comm, {2, {"average"}, true, 1, true}, source);
+  overlapped.after_step(1, false);
+  overlapped.after_step(2, false);  // starts a merge from the moments as they are now
+  live.first[0].add_(10);           // local progress while it is in flight
+  live.second[0].zero_();           // a fall below this rank's value at the start
+  overlapped.after_step(3, false);  // applies it: mean + (now - start), second moments >= 0
+  EXPECT_TRUE(torch::equal(live.first[0], torch::full({3}, mean + 10)));
+  EXPECT_TRUE(torch::equal(live.first[1], torch::full({2, 2}, -mean)));
+  EXPECT_TRUE(torch::equal(live.second[0], torch::full({5}, std::max(0.0, 2 * mean - 2 * (r + 1)))));
+  EXPECT_THROW(DdapReducer(*model, comm, {1, {"average"}, false, 0, true}), std::invalid_argument);
+}
+
 TEST_F(ReducerTest, AverageEveryStepUnderSgdEqualsDdp) {
   // DDP with plain SGD...
   auto ddp_model = tiny_model("mlp");
@@ -128,7 +156,7 @@ TEST_F(ReducerTest, AverageEveryStepUnderSgdEqualsDdp) {
     for (int s = 0; s < 4; ++s) {
       ddp.zero_grad();
       const auto [x, y] = batch(comm.rank(), s);
-      model::language_model_loss(ddp_model->forward(x), y).backward();
+      (model::language_model_loss(ddp_model->forward(x), y) / ddp.loss_divisor()).backward();
       ddp.finish_backward();
       sgd.step();
     }

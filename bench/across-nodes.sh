@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# bench/across-nodes.sh — sync against async reducers across 2 nodes, the way
+# users run them: `jobgen --submit` on a real SLURM cluster (the test harness,
+# tests/cluster/slurm-cluster.sh: one network namespace per node), one rank per
+# node, MPI over TCP on the inter-node link (UCX_TLS=tcp,self, DESIGN §6), the
+# link unlimited, then limited to 1 Gbit/s and to 100 Mbit/s with tbf.
+#
+# Configurations, all on the quickstart model and data (jobs/quickstart.toml):
+#   ddp              DDP, buckets (<= 4 MiB) overlapped with backward
+#   ddp-serial       DDP, the same buckets reduced after backward
+#   ddap-blocking    DDAP, average merge every 16 steps, blocking (seed 000)
+#   ddap-overlapped  DDAP, the same merge overlapped, applied 4 steps later
+#
+# Every run trains the same number of tokens from the same seed, evaluating
+# every EVAL_EVERY steps. Results (metrics.jsonl per run, the link's allreduce
+# bandwidth per rate) go to OUT; bench/report_across_nodes.py then writes
+# docs/benchmarks.md and its PNG plots (gnuplot).
+#
+#   bench/across-nodes.sh [--steps N] [--out DIR] [--rates "unlimited 1gbit 100mbit"]
+#   bench/across-nodes.sh --report-only [--out DIR]     (redo the report)
+#
+# Needs root (the cluster harness) and a build (README). About 35 minutes
+# with the defaults on 2 cores.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${HPCT_BUILD:-$repo/build}
+out=$repo/bench/results/across-nodes
+steps=80
+eval_every=10
+rates="unlimited 1gbit 100mbit"
+configs="ddp ddp-serial ddap-blocking ddap-overlapped"
+report_only=false
+while (($#)); do
+  case $1 in
+    --steps) steps=${2:?}; shift 2 ;;
+    --out) out=${2:?}; shift 2 ;;
+    --rates) rates=${2:?}; shift 2 ;;
+    --configs) configs=${2:?}; shift 2 ;;
+    --report-only) report_only=true; shift ;;
+    *) echo "usage: ${0##*/} [--steps N] [--out DIR] [--rates LIST] [--configs LIST] [--report-only]" >&2; exit 2 ;;
+  esac
+done
+out=$(mkdir -p "$out" && cd "$out" && pwd)
+report() { /usr/bin/python3 "$repo/bench/report_across_nodes.py" "$out" "$repo/docs"; }
+if $report_only; then report; exit; fi
+
+((EUID == 0)) || { echo "${0##*/}: needs root (the SLURM cluster harness)" >&2; exit 1; }
+for f in "$build/hpctrain" "$build/jobgen"; do
+  [[ -x $f ]] || { echo "${0##*/}: $f missing: build first (README)" >&2; exit 1; }
+done
+
+# DDP buckets of at most 4 MiB: with the default 25 MiB cap this 21 MB model
+# fills one bucket that is ready only when backward ends, leaving nothing to
+# overlap (the first run of this benchmark measured exactly that: overlapped
+# DDP 1.05x after-backward at 100 Mbit/s). The tied embedding (8 MB) is ready
+# last whatever the cap, since both of its uses must have reported.
+ddp_buckets="--set parallel.bucket_cap_mb=4"
+
+reducer_settings() {  # CONFIG -> --set options
+  case $1 in
+    ddp) echo "--set parallel.reducer=ddp --set parallel.overlap=true $ddp_buckets" ;;
+    ddp-serial) echo "--set parallel.reducer=ddp --set parallel.overlap=false $ddp_buckets" ;;
+    ddap-blocking) echo "--set parallel.reducer=ddap --set parallel.merge_every=16 --set parallel.merge_mode=blocking" ;;
+    ddap-overlapped)
+      echo "--set parallel.reducer=ddap --set parallel.merge_every=16 --set parallel.merge_mode=overlapped --set parallel.merge_delay=4"
+      ;;
+    *) echo "${0##*/}: unknown configuration $1" >&2; exit 2 ;;
+  esac
+}
+
+# The data set and tokenizer, prepared once on the host (every node sees the
+# same file system).
+data=$out/data
+"$build/hpctrain" prepare "$repo/jobs/quickstart.toml" --set "data.dir=$data" >"$out/prepare.log" 2>&1 ||
+  { cat "$out/prepare.log"; exit 1; }
+
+# What was measured: the commit, and whether the tree had changes on top.
+git -C "$repo" describe --always --dirty >"$out/commit.txt"
+
+prefix=$(mktemp -d /tmp/hpct-bench.XXXXXX)
+cluster() { "$repo/tests/cluster/slurm-cluster.sh" "$@"; }
+trap 'cluster down --prefix "$prefix" --purge >/dev/null 2>&1 || true' EXIT
+cluster up --prefix "$prefix" --nodes 2 --cpus 2
+# shellcheck disable=SC1091
+source "$prefix/env"
+
+wait_for_job() {  # JOBID -> its final state
+  local state=
+  while :; do
+    state=$(scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE) break ;; esac
+    sleep 1
+  done
+  echo "$state"
+}
+
+cd "$out"
+for rate in $rates; do
+  cluster shape --prefix "$prefix" --rate "$([[ $rate == unlimited ]] && echo off || echo "$rate")"
+  mkdir -p "$rate"
+  # The link as MPI sees it: allreduce busbw, 2 ranks, one per node.
+  srun -N2 -n2 --ntasks-per-node=1 --cpus-per-task=1 --export=ALL,UCX_TLS=tcp,self "$build/hpctrain" doctor --min-bytes 16777216 --max-bytes 16777216 \
+    >"$rate/doctor.txt" 2>&1
+  for config in $configs; do
+    run=$rate/$config
+    rm -rf "$run"
+    # shellcheck disable=SC2046  # reducer_settings prints separate words on purpose
+    submitted=$("$build/jobgen" "$repo/jobs/quickstart-2node.toml" --set slurm.ntasks_per_node=1 \
+      --set slurm.cpus_per_task=1 --cluster local-tcp --set "slurm.executable=$build/hpctrain" \
+      --set "slurm.log_dir=$out/$rate" --set "job.name=$config" --set "job.run_dir=$out/$run" \
+      --set "data.dir=$data" --set "training.steps=$steps" --set "eval.interval=$eval_every" --set eval.batches=4 \
+      --set eval.sample_tokens=0 --set checkpoint.interval=0 $(reducer_settings "$config") --submit)
+    id=${submitted#submitted batch job }
+    state=$(wait_for_job "$id")
+    [[ $state == COMPLETED ]] || { cat "$out/$rate/$config-$id.out"; echo "${0##*/}: job $id ($run) ended $state" >&2; exit 1; }
+    mv "$out/$rate/$config-$id.out" "$run/job.out"
+    rm -rf "$run/checkpoints" "$run/tensorboard"  # only the metrics and the log are results
+    grep -o 'training [0-9.]* s (evaluations excluded), [0-9]* tokens/s' "$run/job.out" | sed "s|^|$run: |"
+  done
+done
+cluster shape --prefix "$prefix" --rate off
+report

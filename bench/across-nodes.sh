@@ -49,11 +49,13 @@ for f in "$build/hpctrain" "$build/jobgen"; do
   [[ -x $f ]] || { echo "${0##*/}: $f missing: build first (README)" >&2; exit 1; }
 done
 
-# DDP buckets of at most 4 MiB: with the default 25 MiB cap this 21 MB model
-# fills one bucket that is ready only when backward ends, leaving nothing to
-# overlap (the first run of this benchmark measured exactly that: overlapped
-# DDP 1.05x after-backward at 100 Mbit/s). The tied embedding (8 MB) is ready
-# last whatever the cap, since both of its uses must have reported.
+# DDP buckets of at most 4 MiB, so backward has several to overlap: with the
+# default 25 MiB cap this 21 MB model fills a 1 MiB bucket and one that is
+# ready only when backward ends. (Measured both ways on 2 cores: overlapped /
+# after-backward was 1.08 at 1 Gbit/s and 1.05 at 100 Mbit/s with 25 MiB
+# buckets, 1.02 and 1.03 with 4 MiB: MPI over TCP only progresses while the
+# communication thread polls, on the core backward computes on.) The tied
+# embedding (8 MB) is ready last whatever the cap: both its uses must report.
 ddp_buckets="--set parallel.bucket_cap_mb=4"
 
 reducer_settings() {  # CONFIG -> --set options

@@ -1,20 +1,21 @@
 // ddp_bench: what DDP's bucket path costs, measured against baselines taken in
 // the same run (nccl-tests' definitions: busbw = bytes / time * 2(n-1)/n, the
-// time being the slowest rank's mean).
+// time being the slowest rank's). Alternatives are timed in turn, round after
+// round, and compared by their medians, so drift in the machine hits all alike.
 //
-//   mpiexec -n 2 build/bench/ddp_bench [--iterations N] [--total-mb M]
+//   mpiexec -n 2 build/bench/ddp_bench [--iterations N] [--total-mb M] [--bucket-cap-mb C]
 //
 // 1. Bucket path against the raw communicator. A model of `total-mb` of fp32
 //    parameters is split into DDP buckets of each size; one iteration is DDP's
 //    finish_backward() with overlap off (every bucket through the communication
-//    thread, averaging folded in), against the same bucket sizes allreduced back
-//    to back on the bare communicator. Target: ratio >= 0.95 from 1 MiB.
+//    thread), against the same bucket sizes allreduced back to back on the bare
+//    communicator. Target: ratio >= 0.95 from 1 MiB.
 // 2. Exposed communication per step, on the quickstart GPT (L4 d256 V8192,
 //    micro-batch 8 x 256): forward + backward (+ DDP) with no communication
 //    (no_sync), with buckets reduced after backward, and overlapped with it.
 //    exposed = step time with communication - step time without.
 //
-// Collective: every rank runs the same iterations; the figures are rank 0's.
+// Collective: every rank runs the same rounds; rank 0 prints.
 #include <torch/torch.h>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "cluster/environment.h"
@@ -40,16 +42,38 @@ using hpctrain::comm::DType;
 using hpctrain::comm::ReduceOp;
 using Clock = std::chrono::steady_clock;
 
-// The slowest rank's mean seconds per call of `body`, after one warm-up call.
-double timed(Communicator& comm, int iterations, const std::function<void()>& body) {
-  body();
-  comm.barrier();
-  const auto start = Clock::now();
-  for (int i = 0; i < iterations; ++i) body();
+// Seconds since `start` on the slowest rank (collective).
+double slowest_since(Communicator& comm, Clock::time_point start) {
   const std::int64_t mine = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   std::vector<std::int64_t> all(static_cast<std::size_t>(comm.size()));
   comm.allgather(&mine, all.data(), 1, DType::kInt64);
-  return static_cast<double>(*std::max_element(all.begin(), all.end())) / 1e9 / iterations;
+  return static_cast<double>(*std::max_element(all.begin(), all.end())) / 1e9;
+}
+
+// Times each of `bodies` once per round, round after round, so that drift in
+// the machine's speed hits every alternative alike; `prepare[i]` runs untimed
+// before body i. Returns each body's median over `rounds` (after one warm-up
+// round), on the slowest rank.
+std::vector<double> interleaved_medians(Communicator& comm, int rounds,
+                                        const std::vector<std::function<void()>>& prepare,
+                                        const std::vector<std::function<void()>>& bodies) {
+  std::vector<std::vector<double>> seconds(bodies.size());
+  for (int round = 0; round <= rounds; ++round) {
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      prepare[i]();
+      comm.barrier();
+      const auto start = Clock::now();
+      bodies[i]();
+      const double s = slowest_since(comm, start);
+      if (round > 0) seconds[i].push_back(s);
+    }
+  }
+  std::vector<double> medians;
+  for (auto& v : seconds) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    medians.push_back(v[v.size() / 2]);
+  }
+  return medians;
 }
 
 // Parameters and nothing else: DDP only needs parameters() and their gradients.
@@ -70,7 +94,9 @@ void bucket_path_against_raw(Communicator& comm, int iterations, std::size_t tot
   if (comm.rank() == 0) {
     std::printf("\n# 1. DDP bucket path against the raw allreduce, %zu MiB of fp32 gradients, %d ranks\n",
                 total_bytes >> 20, comm.size());
-    std::printf("# time per step, slowest rank; busbw in GB/s; ratio = bucket path / raw (target >= 0.95)\n");
+    std::printf(
+        "# median time per pass over all buckets, slowest rank, raw and DDP interleaved; busbw in GB/s;\n"
+        "# ratio = DDP busbw / raw busbw (target >= 0.95)\n");
     std::printf("# %9s %8s %12s %12s %10s %10s %7s\n", "bucket", "buckets", "raw(ms)", "ddp(ms)", "raw busbw",
                 "ddp busbw", "ratio");
   }
@@ -79,17 +105,19 @@ void bucket_path_against_raw(Communicator& comm, int iterations, std::size_t tot
     // Parameters of 1/4 bucket, so buckets fill exactly.
     ParameterBlock model(total_floats, static_cast<std::int64_t>(bucket / sizeof(float) / 4));
     hpctrain::reduce::DdpReducer ddp(model, comm, {bucket, bucket, /*overlap=*/false, false});
-    const double ddp_s = timed(comm, iterations, [&] {
-      ddp.zero_grad();
-      ddp.finish_backward();
-    });
     std::vector<float> raw(total_bytes / sizeof(float), 1.0F);
     const std::size_t per_bucket = bucket / sizeof(float);
-    const double raw_s = timed(comm, iterations, [&] {
-      for (std::size_t offset = 0; offset < raw.size(); offset += per_bucket) {
-        comm.allreduce(raw.data() + offset, std::min(per_bucket, raw.size() - offset), DType::kFloat32, ReduceOp::kSum);
-      }
-    });
+    const auto medians =
+        interleaved_medians(comm, iterations, {[] {}, [&] { ddp.zero_grad(); }},
+                            {[&] {
+                               for (std::size_t offset = 0; offset < raw.size(); offset += per_bucket) {
+                                 comm.allreduce(raw.data() + offset, std::min(per_bucket, raw.size() - offset),
+                                                DType::kFloat32, ReduceOp::kSum);
+                               }
+                             },
+                             [&] { ddp.finish_backward(); }});
+    const double raw_s = medians[0];
+    const double ddp_s = medians[1];
     const double bytes = static_cast<double>(total_bytes);
     if (comm.rank() == 0) {
       std::printf("  %6zu MiB %8zu %12.2f %12.2f %10.3f %10.3f %7.3f\n", bucket >> 20, ddp.bucket_count(), 1e3 * raw_s,
@@ -98,7 +126,7 @@ void bucket_path_against_raw(Communicator& comm, int iterations, std::size_t tot
   }
 }
 
-void exposed_communication(Communicator& comm, int iterations) {
+void exposed_communication(Communicator& comm, int iterations, double bucket_cap_mb) {
   hpctrain::config::ModelConfig config;  // the quickstart's GPT
   config.kind = "gpt";
   config.n_layer = 4;
@@ -116,35 +144,44 @@ void exposed_communication(Communicator& comm, int iterations) {
     bool communicate;
     bool overlap;
   };
-  const Mode modes[] = {{"no communication (no_sync)", false, true},
-                        {"DDP, buckets after backward", true, false},
-                        {"DDP, overlapped with backward", true, true}};
-  double step_s[3] = {};
-  std::size_t buckets = 0;
-  for (int m = 0; m < 3; ++m) {
+  const std::vector<Mode> modes = {{"no communication (no_sync)", false, true},
+                                   {"DDP, buckets after backward", true, false},
+                                   {"DDP, overlapped with backward", true, true}};
+  const hpctrain::reduce::DdpOptions options{std::size_t{1} << 20, static_cast<std::size_t>(bucket_cap_mb * (1 << 20)),
+                                             true, false};
+  std::vector<std::shared_ptr<hpctrain::model::LanguageModel>> models;
+  std::vector<std::unique_ptr<hpctrain::reduce::DdpReducer>> reducers;
+  std::vector<std::function<void()>> prepare;
+  std::vector<std::function<void()>> steps;
+  for (const Mode& mode : modes) {
     torch::manual_seed(2);
     auto model = hpctrain::model::make_model(config, kVocab);
-    hpctrain::reduce::DdpReducer ddp(*model, comm, {std::size_t{1} << 20, std::size_t{25} << 20, modes[m].overlap});
-    buckets = ddp.bucket_count();
-    ddp.set_sync(modes[m].communicate);
-    step_s[m] = timed(comm, iterations, [&] {
-      ddp.zero_grad();
+    auto options_for_mode = options;
+    options_for_mode.overlap = mode.overlap;
+    auto ddp = std::make_unique<hpctrain::reduce::DdpReducer>(*model, comm, options_for_mode);
+    ddp->set_sync(mode.communicate);
+    prepare.emplace_back([ddp = ddp.get()] { ddp->zero_grad(); });
+    steps.emplace_back([&, model = model.get(), ddp = ddp.get(), communicate = mode.communicate] {
       hpctrain::model::language_model_loss(model->forward(tokens), targets).backward();
-      if (modes[m].communicate) ddp.finish_backward();
+      if (communicate) ddp->finish_backward();
     });
+    models.push_back(std::move(model));
+    reducers.push_back(std::move(ddp));
   }
+  const auto step_s = interleaved_medians(comm, iterations, prepare, steps);
   if (comm.rank() == 0) {
     std::printf(
-        "\n# 2. Exposed communication per step: quickstart GPT, micro-batch %lld x %lld, %zu buckets "
-        "(1 MiB, then 25 MiB), %d ranks\n",
-        static_cast<long long>(kMicroBatch), static_cast<long long>(config.max_seq_len), buckets, comm.size());
+        "\n# 2. Exposed communication per step: quickstart GPT, micro-batch %lld x %lld, forward + backward (+ DDP),\n"
+        "# %zu buckets (1 MiB, then at most %g MiB), %d ranks; median step, modes interleaved\n",
+        static_cast<long long>(kMicroBatch), static_cast<long long>(config.max_seq_len), reducers[0]->bucket_count(),
+        bucket_cap_mb, comm.size());
     std::printf("# %-32s %12s %14s %10s\n", "mode", "step(ms)", "exposed(ms)", "of step");
-    for (int m = 0; m < 3; ++m) {
+    for (std::size_t m = 0; m < modes.size(); ++m) {
       const double exposed = step_s[m] - step_s[0];
       std::printf("  %-32s %12.1f %14.1f %9.1f%%\n", modes[m].name, 1e3 * step_s[m], 1e3 * exposed,
                   100 * exposed / step_s[m]);
     }
-    std::printf("# overlapped / after backward: %.3f of the step time\n", step_s[2] / step_s[1]);
+    std::printf("# step time, overlapped / after backward: %.3f\n", step_s[2] / step_s[1]);
   }
 }
 
@@ -152,10 +189,12 @@ void exposed_communication(Communicator& comm, int iterations) {
 
 int main(int argc, char** argv) {
   CLI::App app{"DDP bucket path and exposed communication, against same-run baselines"};
-  int iterations = 10;
+  int iterations = 20;
   std::size_t total_mb = 32;
+  double bucket_cap_mb = 25;
   app.add_option("--iterations", iterations, "timed iterations per measurement")->check(CLI::PositiveNumber);
   app.add_option("--total-mb", total_mb, "gradient bytes for part 1, in MiB")->check(CLI::Range(2, 4096));
+  app.add_option("--bucket-cap-mb", bucket_cap_mb, "DDP bucket cap for part 2, in MiB")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   try {
     const auto env = hpctrain::cluster::Environment::current();
@@ -168,7 +207,7 @@ int main(int argc, char** argv) {
                   plan.source.c_str(), world.comm().backend());
     }
     bucket_path_against_raw(world.comm(), iterations, total_mb << 20);
-    exposed_communication(world.comm(), iterations);
+    exposed_communication(world.comm(), iterations, bucket_cap_mb);
     world.comm().barrier();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ddp_bench: %s\n", e.what());

@@ -13,13 +13,15 @@ namespace hpctrain::cli {
 int run_train(const std::string& experiment_file, const std::vector<std::string>& overrides) {
   const auto experiment = config::load_experiment(experiment_file, overrides);
   const auto env = cluster::Environment::current();
-  const handles::MpiRuntime mpi;
+  handles::MpiRuntime mpi;
   const auto timeout =
       std::chrono::milliseconds(static_cast<long long>(experiment.parallel.collective_timeout_s * 1e3));
   comm::World world(mpi, env, comm::WorldOptions{timeout});
   const auto summary = train::run_training(experiment, world, env);
   world.comm().barrier();
-  return summary.preempted ? config::kRequeueExitCode : 0;
+  const int status = summary.preempted ? config::kRequeueExitCode : 0;
+  mpi.set_exit_status(status);
+  return status;
 }
 
 }  // namespace hpctrain::cli

@@ -2,6 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 namespace hpctrain::handles {
 namespace {
 bool finalized() {
@@ -29,7 +36,29 @@ MpiRuntime::MpiRuntime() {
 }
 
 MpiRuntime::~MpiRuntime() {
-  if (!finalized()) MPI_Finalize();
+  if (finalized()) return;
+  const int status = std::uncaught_exceptions() > 0 ? 1 : exit_status_;
+  std::mutex mutex;
+  std::condition_variable done_changed;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock lock(mutex);
+    if (done_changed.wait_for(lock, finalize_grace, [&] { return done; })) return;
+    std::fputs(fmt::format("hpctrain: MPI_Finalize did not return within {} s (a known MPICH 4.0.2 hang over "
+                           "UCX's TCP transport); the work is complete, ending with status {}\n",
+                           finalize_grace.count(), status)
+                   .c_str(),
+               stderr);
+    std::fflush(nullptr);
+    std::_Exit(status);
+  });
+  MPI_Finalize();
+  {
+    const std::lock_guard lock(mutex);
+    done = true;
+  }
+  done_changed.notify_all();
+  watchdog.join();
 }
 
 std::string MpiRuntime::library_version() {

@@ -63,7 +63,7 @@ def parsed_options(work, fields):
         m = re.fullmatch(r"sbatch: (\S+)\s*: (.*)", line)
         if m is None:
             return None, f"unexpected line in sbatch -v's table: {line!r}"
-        table[m.group(1)] = m.group(2)
+        table[m.group(1)] = m.group(2).replace(work, "WORK")  # the log directory lies under it
     return table, ""
 
 

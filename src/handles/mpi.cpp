@@ -44,12 +44,11 @@ MpiRuntime::~MpiRuntime() {
   std::thread watchdog([&] {
     std::unique_lock lock(mutex);
     if (done_changed.wait_for(lock, finalize_grace, [&] { return done; })) return;
-    std::fputs(fmt::format("hpctrain: MPI_Finalize did not return within {} s (a known MPICH 4.0.2 hang over "
-                           "UCX's TCP transport); the work is complete, ending with status {}\n",
-                           finalize_grace.count(), status)
-                   .c_str(),
-               stderr);
-    std::fflush(nullptr);
+    fmt::print(stderr,
+               "hpctrain: MPI_Finalize did not return within {} s (a known MPICH 4.0.2 hang over UCX's TCP "
+               "transport); the work is complete, ending with status {}\n",
+               finalize_grace.count(), status);
+    (void)std::fflush(nullptr);
     std::_Exit(status);
   });
   MPI_Finalize();

@@ -128,7 +128,11 @@ void DdapReducer::start(std::int64_t step) {
     }
     return m;
   };
-  merged_ = options_.overlapped ? std::async(std::launch::async, std::move(merge)) : ready(merge());
+  if (options_.overlapped) {
+    merged_ = std::async(std::launch::async, std::move(merge));
+  } else {
+    merged_ = ready(merge());
+  }
 }
 
 void DdapReducer::apply() {

@@ -9,23 +9,11 @@
 namespace hpctrain::reduce {
 namespace {
 
-at::Tensor flatten_moments(const OptimizerMoments& m) {
-  std::vector<at::Tensor> parts;
-  parts.reserve(m.first.size() + m.second.size());
-  for (const auto& t : m.first) parts.push_back(t.reshape(-1));
-  for (const auto& t : m.second) parts.push_back(t.reshape(-1));
-  return torch::cat(parts);
-}
-
-void unflatten_moments(const at::Tensor& flat, const OptimizerMoments& m) {
-  torch::NoGradGuard no_grad;
-  std::int64_t offset = 0;
-  for (const auto* group : {&m.first, &m.second}) {
-    for (const auto& t : *group) {
-      t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
-      offset += t.numel();
-    }
-  }
+// First moments, then second moments: the order the flat vector keeps.
+std::vector<at::Tensor> in_order(const OptimizerMoments& m) {
+  std::vector<at::Tensor> all = m.first;
+  all.insert(all.end(), m.second.begin(), m.second.end());
+  return all;
 }
 
 }  // namespace
@@ -118,7 +106,7 @@ void DdapReducer::restore(const DdapState& state) {
 void DdapReducer::start(std::int64_t step) {
   started_at_ = step;
   theta_at_start_ = flatten_parameters(model_);
-  moments_at_start_ = options_.merge_moments ? flatten_moments(moments_()) : at::Tensor();
+  moments_at_start_ = options_.merge_moments ? flatten(in_order(moments_())) : at::Tensor();
   auto merge = [delta = theta_at_start_ - anchor_, moments = moments_at_start_, rule = options_.rule, &comm = comm_]() {
     Merged m{merged_delta(delta, rule, comm), at::Tensor()};
     if (moments.defined()) {
@@ -142,11 +130,12 @@ void DdapReducer::apply() {
   unflatten_into_parameters(anchor_ + (flatten_parameters(model_) - theta_at_start_), model_);
   if (merged.moments.defined()) {
     const OptimizerMoments live = moments_();
-    at::Tensor moments = merged.moments + (flatten_moments(live) - moments_at_start_);
+    const std::vector<at::Tensor> tensors = in_order(live);
+    at::Tensor moments = merged.moments + (flatten(tensors) - moments_at_start_);
     std::int64_t first = 0;
     for (const auto& t : live.first) first += t.numel();
     moments.narrow(0, first, moments.numel() - first).clamp_min_(0);
-    unflatten_moments(moments, live);
+    unflatten_into(moments, tensors);
   }
   theta_at_start_ = at::Tensor();
   moments_at_start_ = at::Tensor();

@@ -4,19 +4,26 @@
 
 namespace hpctrain::reduce {
 
-at::Tensor flatten_parameters(const model::LanguageModel& model) {
+at::Tensor flatten(const std::vector<at::Tensor>& tensors) {
   std::vector<torch::Tensor> parts;
-  for (const auto& p : model.parameters()) parts.push_back(p.detach().reshape({-1}));
+  parts.reserve(tensors.size());
+  for (const auto& t : tensors) parts.push_back(t.detach().reshape({-1}));
   return torch::cat(parts);
 }
 
-void unflatten_into_parameters(const at::Tensor& flat, model::LanguageModel& model) {
+void unflatten_into(const at::Tensor& flat, const std::vector<at::Tensor>& tensors) {
   torch::NoGradGuard no_grad;
   std::int64_t offset = 0;
-  for (auto& p : model.parameters()) {
-    p.copy_(flat.narrow(0, offset, p.numel()).view_as(p));
-    offset += p.numel();
+  for (const auto& t : tensors) {
+    t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
+    offset += t.numel();
   }
+}
+
+at::Tensor flatten_parameters(const model::LanguageModel& model) { return flatten(model.parameters()); }
+
+void unflatten_into_parameters(const at::Tensor& flat, model::LanguageModel& model) {
+  unflatten_into(flat, model.parameters());
 }
 
 }  // namespace hpctrain::reduce

@@ -4,9 +4,16 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <vector>
+
 #include "model/language_model.h"
 
 namespace hpctrain::reduce {
+
+// A fresh contiguous copy of every tensor, concatenated.
+at::Tensor flatten(const std::vector<at::Tensor>& tensors);
+// Copies `flat` back into the tensors, in place (shapes from the tensors).
+void unflatten_into(const at::Tensor& flat, const std::vector<at::Tensor>& tensors);
 
 // A fresh contiguous copy of every parameter, concatenated.
 at::Tensor flatten_parameters(const model::LanguageModel& model);

@@ -68,7 +68,7 @@ void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot) {
     file.attribute("versions", info.versions);
     for (const auto& [name, value] : snapshot.ints) file.attribute(name, value);
     for (const auto& [name, value] : snapshot.reals) file.attribute(name, value);
-    for (const auto& [name, value] : snapshot.tensors) file.tensor(name, value);
+    file.tensors(snapshot.tensors);
     file.flush();
   }
   fsync_path(tmp, false);

@@ -4,7 +4,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <future>
+#include <memory>
 #include <vector>
 
 #include "ckpt/fletcher32.h"
@@ -17,6 +20,7 @@ using handles::check_h5_status;
 using handles::H5Id;
 
 constexpr hsize_t kChunkBytes = hsize_t{4} << 20;
+constexpr std::size_t kBatchBytes = std::size_t{4} << 20;
 
 struct TypePair {
   hid_t file;    // how it is stored
@@ -49,23 +53,18 @@ torch::ScalarType torch_type(hid_t type, const std::string& what) {
   throw CheckpointError(fmt::format("{}: an element type hpctrain does not write", what));
 }
 
-H5Id open_attribute(hid_t file, const std::string& name, const std::string& file_name) {
-  if (H5Aexists(file, name.c_str()) <= 0) {
-    throw CheckpointError(fmt::format("{}: attribute {} is missing", file_name, name));
-  }
-  return H5Id(check_h5(H5Aopen(file, name.c_str(), H5P_DEFAULT), fmt::format("{}: attribute {}", file_name, name)));
-}
+struct StagedChunk {
+  std::size_t dataset = 0;  // index into the datasets being written
+  const unsigned char* data = nullptr;
+  std::size_t used = 0;   // bytes of the tensor in this chunk
+  std::size_t bytes = 0;  // of the whole chunk: edge chunks are zero-padded
+  std::vector<hsize_t> offset;
+  std::size_t at = 0;  // where it is staged in its batch's buffer, its checksum after it
+};
 
-}  // namespace
-
-Hdf5Writer::Hdf5Writer(const std::filesystem::path& path) : name_(path.string()) {
-  handles::quiet_hdf5_errors();
-  file_ = H5Id(check_h5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), name_));
-}
-
-void Hdf5Writer::tensor(const std::string& dataset, const at::Tensor& value) {
-  const std::string what = fmt::format("{}: {}", name_, dataset);
-  const torch::Tensor t = value.contiguous();
+// Creates DATASET for T (a contiguous tensor) in FILE, and appends its chunks.
+H5Id create_dataset(hid_t file, const std::string& what, const std::string& dataset, const at::Tensor& t,
+                    std::size_t index, std::vector<StagedChunk>& chunks) {
   const TypePair type = h5_type(t.scalar_type(), what);
   std::vector<hsize_t> dims(t.sizes().begin(), t.sizes().end());
   if (dims.empty()) dims.push_back(1);
@@ -83,26 +82,101 @@ void Hdf5Writer::tensor(const std::string& dataset, const at::Tensor& value) {
   }
   const H5Id links(check_h5(H5Pcreate(H5P_LINK_CREATE), what));
   check_h5_status(H5Pset_create_intermediate_group(links.get(), 1), what);
-  const H5Id set(check_h5(
-      H5Dcreate2(file_.get(), dataset.c_str(), type.file, space.get(), links.get(), create.get(), H5P_DEFAULT), what));
-  if (t.numel() == 0) return;
-  // Chunks go to the file directly with our own Fletcher32 (fletcher32.h): the
-  // same bytes HDF5's filter would store, several times faster.
+  H5Id set(check_h5(H5Dcreate2(file, dataset.c_str(), type.file, space.get(), links.get(), create.get(), H5P_DEFAULT),
+                    what));
+  if (t.numel() == 0) return set;
   const auto* data = static_cast<const unsigned char*>(t.data_ptr());
   const std::size_t chunk_bytes = chunk[0] * row_bytes;
-  // One buffer for the whole file: fresh pages for every chunk would cost page faults.
-  std::vector<unsigned char>& buffer = chunk_buffer_;
-  if (buffer.size() < chunk_bytes + 4) buffer.resize(chunk_bytes + 4);
-  std::vector<hsize_t> offset(dims.size(), 0);
   for (hsize_t row = 0; row < dims[0]; row += chunk[0]) {
-    const std::size_t used = std::min<hsize_t>(chunk[0], dims[0] - row) * row_bytes;
-    std::memcpy(buffer.data(), data + row * row_bytes, used);
-    std::memset(buffer.data() + used, 0, chunk_bytes - used);  // HDF5 keeps edge chunks whole
-    const std::uint32_t sum = fletcher32(buffer.data(), chunk_bytes);
-    for (std::size_t k = 0; k < 4; ++k) buffer[chunk_bytes + k] = static_cast<unsigned char>(sum >> (8 * k));
-    offset[0] = row;
-    check_h5_status(H5Dwrite_chunk(set.get(), H5P_DEFAULT, 0, offset.data(), chunk_bytes + 4, buffer.data()),
-                    "writing " + what);
+    StagedChunk c;
+    c.dataset = index;
+    c.data = data + row * row_bytes;
+    c.used = std::min<hsize_t>(chunk[0], dims[0] - row) * row_bytes;
+    c.bytes = chunk_bytes;
+    c.offset.assign(dims.size(), 0);
+    c.offset[0] = row;
+    chunks.push_back(std::move(c));
+  }
+  return set;
+}
+
+// Chunks are staged in batches of about kBatchBytes; returns each batch's first
+// chunk and, last, chunks.size(). Sets every chunk's place in its batch's buffer.
+std::vector<std::size_t> batch_starts(std::vector<StagedChunk>& chunks) {
+  std::vector<std::size_t> starts{0};
+  std::size_t at = 0;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    if (at > 0 && at + chunks[c].bytes + 4 > kBatchBytes) {
+      starts.push_back(c);
+      at = 0;
+    }
+    chunks[c].at = at;
+    at += chunks[c].bytes + 4;
+  }
+  if (!chunks.empty()) starts.push_back(chunks.size());
+  return starts;
+}
+
+H5Id open_attribute(hid_t file, const std::string& name, const std::string& file_name) {
+  if (H5Aexists(file, name.c_str()) <= 0) {
+    throw CheckpointError(fmt::format("{}: attribute {} is missing", file_name, name));
+  }
+  return H5Id(check_h5(H5Aopen(file, name.c_str(), H5P_DEFAULT), fmt::format("{}: attribute {}", file_name, name)));
+}
+
+}  // namespace
+
+Hdf5Writer::Hdf5Writer(const std::filesystem::path& path) : name_(path.string()) {
+  handles::quiet_hdf5_errors();
+  file_ = H5Id(check_h5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), name_));
+}
+
+void Hdf5Writer::tensors(const std::vector<std::pair<std::string, at::Tensor>>& named) {
+  // Every dataset is created first; then the chunks go to the file directly
+  // with our own Fletcher32 (fletcher32.h), the same bytes HDF5's filter would
+  // store, several times faster. Copying and checksumming (staging) the next
+  // batch of chunks runs on a helper thread while this one writes the last.
+  std::vector<H5Id> datasets;
+  std::vector<torch::Tensor> contiguous;
+  std::vector<StagedChunk> chunks;
+  for (const auto& [name, value] : named) {
+    contiguous.push_back(value.contiguous());
+    datasets.push_back(create_dataset(file_.get(), fmt::format("{}: {}", name_, name), name, contiguous.back(),
+                                      datasets.size(), chunks));
+  }
+  if (chunks.empty()) return;
+  const std::vector<std::size_t> batches = batch_starts(chunks);
+  // Uninitialised: zero-filling them first would cost as much as a batch's copy.
+  std::size_t largest = 0;
+  for (std::size_t b = 0; b + 1 < batches.size(); ++b) {
+    const StagedChunk& last = chunks[batches[b + 1] - 1];
+    largest = std::max(largest, last.at + last.bytes + 4);
+  }
+  const std::array<std::unique_ptr<unsigned char[]>, 2> buffers{
+      // outlive `staged` below
+      std::unique_ptr<unsigned char[]>(new unsigned char[largest]),
+      std::unique_ptr<unsigned char[]>(new unsigned char[largest])};
+  auto stage = [&](std::size_t batch) {
+    const std::size_t end = batches[batch + 1];
+    for (std::size_t c = batches[batch]; c < end; ++c) {
+      const StagedChunk& chunk = chunks[c];
+      unsigned char* out = buffers[batch % 2].get() + chunk.at;
+      std::memcpy(out, chunk.data, chunk.used);
+      std::memset(out + chunk.used, 0, chunk.bytes - chunk.used);  // HDF5 keeps edge chunks whole
+      const std::uint32_t sum = fletcher32(out, chunk.bytes);
+      for (std::size_t k = 0; k < 4; ++k) out[chunk.bytes + k] = static_cast<unsigned char>(sum >> (8 * k));
+    }
+  };
+  std::future<void> staged = std::async(std::launch::async, stage, 0);
+  for (std::size_t batch = 0; batch + 1 < batches.size(); ++batch) {
+    staged.get();
+    if (batch + 2 < batches.size()) staged = std::async(std::launch::async, stage, batch + 1);
+    for (std::size_t c = batches[batch]; c < batches[batch + 1]; ++c) {
+      const StagedChunk& chunk = chunks[c];
+      check_h5_status(H5Dwrite_chunk(datasets[chunk.dataset].get(), H5P_DEFAULT, 0, chunk.offset.data(),
+                                     chunk.bytes + 4, buffers[batch % 2].get() + chunk.at),
+                      fmt::format("{}: writing {}", name_, named[chunk.dataset].first));
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "handles/hdf5.h"
@@ -26,8 +27,9 @@ class Hdf5Writer {
   // Creates (truncates) `path`.
   explicit Hdf5Writer(const std::filesystem::path& path);
 
-  // A CPU tensor of float32, float64, int64 or uint8; intermediate groups are created.
-  void tensor(const std::string& dataset, const at::Tensor& value);
+  // Named CPU tensors of float32, float64, int64 or uint8, one dataset each;
+  // intermediate groups are created.
+  void tensors(const std::vector<std::pair<std::string, at::Tensor>>& named);
   void attribute(const std::string& name, std::int64_t value);
   void attribute(const std::string& name, double value);
   void attribute(const std::string& name, const std::string& value);
@@ -37,7 +39,6 @@ class Hdf5Writer {
  private:
   std::string name_;
   handles::H5Id file_;
-  std::vector<unsigned char> chunk_buffer_;
 };
 
 class Hdf5Reader {

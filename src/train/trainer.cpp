@@ -254,7 +254,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
                        config::kRequeueExitCode));
 
   auto report_written = [&log](const ckpt::Written& w) {
-    log.line(fmt::format("checkpoint {} written: {:.1f} MB in {:.2f} s ({:.0f} MB/s){}", w.path.string(),
+    log.line(fmt::format("checkpoint {} written: {:.1f} MB in {:.3f} s ({:.0f} MB/s){}", w.path.string(),
                          static_cast<double>(w.bytes) / 1e6, w.seconds,
                          static_cast<double>(w.bytes) / 1e6 / std::max(w.seconds, 1e-9),
                          w.pruned.empty() ? "" : fmt::format("; removed {} older", w.pruned.size())));

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 
 #include "model/models.h"
 
@@ -27,20 +28,33 @@ class AttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) {
     const auto b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
     const auto parts = qkv(x).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
-    torch::Tensor scores = torch::matmul(parts[0], parts[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(hd));
-    if (causal_) {
-      const auto future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
-      scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
-    }
-    const torch::Tensor y = torch::matmul(torch::softmax(scores, -1), parts[2]);  // [B, H, T, hd]
+    const auto q = parts[0].reshape({b * n_head_, t, hd});
+    const auto k = parts[1].reshape({b * n_head_, t, hd});
+    // One GEMM computes scale * q k^T + mask: no separate passes over the
+    // [B*H, T, T] scores to scale and to mask them, forward or backward.
+    const torch::Tensor scores = torch::baddbmm(score_bias(t, x.options()), q, k.transpose(1, 2), causal_ ? 1.0 : 0.0,
+                                                1.0 / std::sqrt(static_cast<double>(hd)));
+    const torch::Tensor y = torch::matmul(torch::softmax(scores, -1).view({b, n_head_, t, t}), parts[2]);  // [B,H,T,hd]
     return proj(y.transpose(1, 2).reshape({b, t, d}));
   }
 
   torch::nn::Linear qkv{nullptr}, proj{nullptr};
 
  private:
+  // Added to the scores: -inf above the diagonal when causal (kept between
+  // calls: it depends only on T), else a zero that beta = 0 ignores.
+  torch::Tensor score_bias(std::int64_t t, const torch::TensorOptions& options) {
+    if (!causal_) return torch::zeros({1, 1, 1}, options);
+    if (!causal_mask_.defined() || causal_mask_.size(0) != t || causal_mask_.device() != options.device() ||
+        causal_mask_.scalar_type() != options.dtype()) {
+      causal_mask_ = torch::full({t, t}, -std::numeric_limits<float>::infinity(), options).triu(1);
+    }
+    return causal_mask_;
+  }
+
   std::int64_t n_head_;
   bool causal_;
+  torch::Tensor causal_mask_;
 };
 TORCH_MODULE(Attention);
 

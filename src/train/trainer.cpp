@@ -27,6 +27,8 @@
 #include "reduce/ddap_reducer.h"
 #include "reduce/ddp_reducer.h"
 #include "reduce/replica_check.h"
+#include "runtime/allocator.h"
+#include "runtime/sgemm_peak.h"
 #include "runtime/threads.h"
 #include "train/autocast.h"
 #include "train/batches.h"
@@ -45,23 +47,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// fp32 matmul FLOP/s on this rank's threads (best of a few 2048^3 products):
-// the denominator of MFU.
-double measure_sgemm_peak() {
-  torch::NoGradGuard no_grad;
-  constexpr std::int64_t n = 2048;
-  const auto a = torch::randn({n, n});
-  const auto b = torch::randn({n, n});
-  auto c = torch::empty({n, n});
-  double best = 0;
-  for (int i = 0; i < 4; ++i) {
-    const auto start = Clock::now();
-    torch::mm_out(c, a, b);
-    best = std::max(best, 2.0 * static_cast<double>(n * n * n) / seconds_since(start));
-  }
-  return best;
-}
 
 std::string format_duration(double seconds) {
   const auto s = static_cast<long long>(seconds);
@@ -157,6 +142,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
                                        : runtime::plan_threads(env, world.local_size());
   runtime::apply_threads(plan.threads);
   log.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
+  log.line(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env)));
   const torch::Device device = choose_device(e.training.device, world.local_rank());
   // Gradients travel over NCCL on GPUs and over MPI on CPUs; scalars always over MPI.
   const auto gradient_comm = gradient_communicator(device, world);
@@ -275,7 +261,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
   };
 
   const double flops_per_token = model->flops_per_token(static_cast<std::int64_t>(seq_len));
-  const double peak = measure_sgemm_peak();
+  const double peak = runtime::measure_sgemm_peak();
   const bool bf16 = e.training.precision == "bf16";
   log.line(
       fmt::format("model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch "

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/attention_core.h"
 #include "model/models.h"
 
 namespace hpctrain::model {
@@ -28,23 +29,18 @@ class AttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) {
     const auto b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
     const auto parts = qkv(x).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
-    const auto q = parts[0].reshape({b * n_head_, t, hd});
-    const auto k = parts[1].reshape({b * n_head_, t, hd});
-    // One GEMM computes scale * q k^T + mask: no separate passes over the
-    // [B*H, T, T] scores to scale and to mask them, forward or backward.
-    const torch::Tensor scores = torch::baddbmm(score_bias(t, x.options()), q, k.transpose(1, 2), causal_ ? 1.0 : 0.0,
-                                                1.0 / std::sqrt(static_cast<double>(hd)));
-    const torch::Tensor y = torch::matmul(torch::softmax(scores, -1).view({b, n_head_, t, t}), parts[2]);  // [B,H,T,hd]
+    const auto heads = [&](std::int64_t i) { return parts[i].reshape({b * n_head_, t, hd}); };
+    const auto bias = causal_ ? causal_mask(t, x.options()) : torch::Tensor();
+    const torch::Tensor y = attention_core(heads(0), heads(1), heads(2), bias, 1.0 / std::sqrt(static_cast<double>(hd)))
+                                .view({b, n_head_, t, hd});
     return proj(y.transpose(1, 2).reshape({b, t, d}));
   }
 
   torch::nn::Linear qkv{nullptr}, proj{nullptr};
 
  private:
-  // Added to the scores: -inf above the diagonal when causal (kept between
-  // calls: it depends only on T), else a zero that beta = 0 ignores.
-  torch::Tensor score_bias(std::int64_t t, const torch::TensorOptions& options) {
-    if (!causal_) return torch::zeros({1, 1, 1}, options);
+  // -inf above the diagonal, kept between calls: it depends only on T.
+  torch::Tensor causal_mask(std::int64_t t, const torch::TensorOptions& options) {
     if (!causal_mask_.defined() || causal_mask_.size(0) != t || causal_mask_.device() != options.device() ||
         causal_mask_.scalar_type() != options.dtype()) {
       causal_mask_ = torch::full({t, t}, -std::numeric_limits<float>::infinity(), options).triu(1);

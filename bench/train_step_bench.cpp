@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     l.backward();
     loss = l.item<double>();
     torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-    optimizer->step();
+    hpctrain::train::adamw_step(*optimizer);
     if (i >= warmup) timed += std::chrono::duration<double>(Clock::now() - start).count();
   }
   const double tokens_per_s = static_cast<double>(batch * t * steps) / timed;

@@ -2,7 +2,14 @@
 
 #include <torch/torch.h>
 
+#include <ATen/Parallel.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <type_traits>
 
@@ -50,6 +57,100 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model,
   groups.emplace_back(decay, options(c.weight_decay));
   groups.emplace_back(no_decay, options(0.0));
   return std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(c.lr));
+}
+
+namespace {
+
+// LibTorch's rule, scalars rounded to float as ATen rounds them:
+//   p <- p * (1 - lr * wd);  m <- b1 * m + (1 - b1) * g;  v <- b2 * v + (1 - b2) * g * g
+//   p <- p - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, const torch::Tensor& param,
+                  const torch::Tensor& grad, torch::Tensor& exp_avg, torch::Tensor& exp_avg_sq) {
+  const auto [beta1, beta2] = o.betas();
+  const auto decay = static_cast<float>(1 - o.lr() * o.weight_decay());
+  const bool decays = o.weight_decay() != 0;
+  const auto b1 = static_cast<float>(beta1), one_minus_b1 = static_cast<float>(1 - beta1);
+  const auto b2 = static_cast<float>(beta2), one_minus_b2 = static_cast<float>(1 - beta2);
+  const auto sqrt_correction2 = static_cast<float>(std::sqrt(1 - std::pow(beta2, static_cast<double>(step))));
+  const auto step_size = static_cast<float>(o.lr() / (1 - std::pow(beta1, static_cast<double>(step))));
+  const auto eps = static_cast<float>(o.eps());
+  float* __restrict p = param.data_ptr<float>();
+  const float* __restrict g = grad.data_ptr<float>();
+  float* __restrict m = exp_avg.data_ptr<float>();
+  float* __restrict v = exp_avg_sq.data_ptr<float>();
+  // Element-wise only, and the SSE lanes round exactly as the scalar tail: the
+  // result does not depend on how the range is split.
+  at::parallel_for(0, param.numel(), 1 << 15, [&](std::int64_t begin, std::int64_t end) {
+    std::int64_t i = begin;
+#if defined(__SSE2__)
+    const __m128 decay4 = _mm_set1_ps(decays ? decay : 1.0F), b1_4 = _mm_set1_ps(b1), c1_4 = _mm_set1_ps(one_minus_b1);
+    const __m128 b2_4 = _mm_set1_ps(b2), c2_4 = _mm_set1_ps(one_minus_b2), root4 = _mm_set1_ps(sqrt_correction2);
+    const __m128 eps4 = _mm_set1_ps(eps), step4 = _mm_set1_ps(step_size);
+    for (; i + 4 <= end; i += 4) {
+      const __m128 gi = _mm_loadu_ps(g + i);
+      const __m128 mi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(m + i), b1_4), _mm_mul_ps(c1_4, gi));
+      const __m128 vi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v + i), b2_4), _mm_mul_ps(_mm_mul_ps(c2_4, gi), gi));
+      const __m128 denom = _mm_add_ps(_mm_div_ps(_mm_sqrt_ps(vi), root4), eps4);
+      const __m128 pi = _mm_mul_ps(_mm_loadu_ps(p + i), decay4);
+      _mm_storeu_ps(m + i, mi);
+      _mm_storeu_ps(v + i, vi);
+      _mm_storeu_ps(p + i, _mm_sub_ps(pi, _mm_div_ps(_mm_mul_ps(step4, mi), denom)));
+    }
+#endif
+    for (; i < end; ++i) {
+      const float decayed = p[i] * (decays ? decay : 1.0F);
+      m[i] = m[i] * b1 + one_minus_b1 * g[i];
+      v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
+      p[i] = decayed - step_size * m[i] / (std::sqrt(v[i]) / sqrt_correction2 + eps);
+    }
+  });
+}
+
+bool fused_step_applies(const torch::Tensor& p) {
+  const torch::Tensor& g = p.grad();
+  return p.is_cpu() && p.scalar_type() == torch::kFloat32 && p.is_contiguous() && g.defined() && !g.is_sparse() &&
+         g.scalar_type() == torch::kFloat32 && g.is_contiguous();
+}
+
+}  // namespace
+
+void adamw_step(torch::optim::AdamW& optimizer) {
+  auto& states = optimizer.state();
+  using StateMap = std::remove_reference_t<decltype(states)>;
+  for (const auto& group : optimizer.param_groups()) {
+    const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    for (const auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      const auto it = states.find(state_key<StateMap>(p));
+      const auto* s =
+          it == states.end() ? nullptr : static_cast<const torch::optim::AdamWParamState*>(it->second.get());
+      const bool moments_fit = s == nullptr || (s->exp_avg().is_contiguous() && s->exp_avg_sq().is_contiguous() &&
+                                                s->exp_avg().scalar_type() == torch::kFloat32 &&
+                                                s->exp_avg_sq().scalar_type() == torch::kFloat32);
+      if (!fused_step_applies(p) || !moments_fit || o.amsgrad()) {
+        optimizer.step();
+        return;
+      }
+    }
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& group : optimizer.param_groups()) {
+    const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& slot = states[state_key<StateMap>(p)];
+      if (!slot) {
+        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+        fresh->step(0);
+        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Contiguous));
+        slot = std::move(fresh);
+      }
+      auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
+      s.step(s.step() + 1);
+      adamw_update(o, s.step(), p, p.grad(), s.exp_avg(), s.exp_avg_sq());
+    }
+  }
 }
 
 void set_learning_rate(torch::optim::AdamW& optimizer, double lr) {

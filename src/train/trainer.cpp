@@ -331,7 +331,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
     if (e.optimizer.grad_clip > 0) {
       grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), e.optimizer.grad_clip);
     }
-    optimizer->step();
+    adamw_step(*optimizer);
     if (ddap) ddap->after_step(step + 1, sampler.state().step == sampler.steps_per_epoch());
     if (ddp && par.check_replicas_every > 0 && (step + 1) % par.check_replicas_every == 0) {
       reduce::check_replicas(*model, world.comm(), step + 1);

@@ -36,10 +36,10 @@ Verdict verify_checkpoint(const std::filesystem::path& path) {
 }
 
 std::optional<std::filesystem::path> newest_verified(const std::filesystem::path& dir,
-                                                     const std::function<void(const Verdict&)>& skipped) {
+                                                     const std::function<void(const Verdict&)>& skipped, Needs needs) {
   for (const auto& path : list_checkpoints(dir)) {
     Verdict verdict = verify_checkpoint(path);
-    if (verdict.ok() && verdict.format < kFormatVersion) {
+    if (verdict.ok() && needs == Needs::kTrainingState && verdict.format < kFormatVersion) {
       verdict.problems.push_back(
           fmt::format("format {} holds weights only, no training state to resume", verdict.format));
     }
@@ -47,6 +47,15 @@ std::optional<std::filesystem::path> newest_verified(const std::filesystem::path
     skipped(verdict);
   }
   return std::nullopt;
+}
+
+std::filesystem::path find_verified_weights(const std::filesystem::path& run_dir_or_file,
+                                            const std::function<void(const Verdict&)>& skipped) {
+  if (std::filesystem::is_regular_file(run_dir_or_file)) return run_dir_or_file;
+  const auto dir = run_dir_or_file / "checkpoints";
+  if (auto found = newest_verified(dir, skipped, Needs::kWeights)) return *found;
+  (void)find_checkpoint(run_dir_or_file);  // names a run directory without any checkpoint
+  throw CheckpointError(fmt::format("{}: no checkpoint in it verifies", dir.string()));
 }
 
 }  // namespace hpctrain::ckpt

@@ -23,9 +23,19 @@ struct Verdict {
 
 Verdict verify_checkpoint(const std::filesystem::path& path);
 
-// The newest checkpoint in `dir` that verifies and holds a training state
-// (format 2 or later); `skipped` hears about each newer one that did not, with the reason.
+enum class Needs { kWeights, kTrainingState };
+
+// The newest checkpoint in `dir` that verifies and holds what is needed (a
+// training state: format 2 or later); `skipped` hears about each newer one
+// that did not, with the reason.
 std::optional<std::filesystem::path> newest_verified(const std::filesystem::path& dir,
-                                                     const std::function<void(const Verdict&)>& skipped);
+                                                     const std::function<void(const Verdict&)>& skipped,
+                                                     Needs needs = Needs::kTrainingState);
+
+// A checkpoint file as given, or the newest checkpoint of a run directory
+// whose weights verify (eval, generate, export); throws CheckpointError when
+// a run directory has none.
+std::filesystem::path find_verified_weights(const std::filesystem::path& run_dir_or_file,
+                                            const std::function<void(const Verdict&)>& skipped);
 
 }  // namespace hpctrain::ckpt

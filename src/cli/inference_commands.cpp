@@ -1,7 +1,9 @@
 #include "cli/inference_commands.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <functional>
 #include <stdexcept>
 
 #include "cluster/environment.h"
@@ -14,11 +16,22 @@
 #include "train/trained_model.h"
 
 namespace hpctrain::cli {
+namespace {
+
+// A damaged newer checkpoint is passed over, but never silently.
+std::function<void(const ckpt::Verdict&)> report_skipped(bool speaks) {
+  return [speaks](const ckpt::Verdict& v) {
+    if (speaks) fmt::print(stderr, "skipping checkpoint {}: {}\n", v.path.string(), fmt::join(v.problems, "; "));
+  };
+}
+
+}  // namespace
 
 void run_eval(const std::string& target, const std::vector<std::string>& overrides) {
   const auto env = cluster::Environment::current();
   const handles::MpiRuntime mpi;
-  auto trained = train::load_trained_model(target, overrides);
+  auto trained =
+      train::load_trained_model(target, overrides, report_skipped(handles::MpiComm::dup(MPI_COMM_WORLD).rank() == 0));
   const auto& e = trained.experiment;
   comm::World world(
       mpi, env,
@@ -41,7 +54,7 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
 }
 
 void run_generate(const std::string& target, const GenerateOptions& options) {
-  auto trained = train::load_trained_model(target, {});
+  auto trained = train::load_trained_model(target, {}, report_skipped(true));
   const auto& e = trained.experiment;
   if (trained.model->objective() != model::Objective::kCausal) {
     throw std::runtime_error(fmt::format("{}: a {} model does not generate text; use a gpt or mlp run",

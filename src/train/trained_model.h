@@ -5,11 +5,13 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
+#include "ckpt/verify.h"
 #include "config/experiment.h"
 #include "data/tokenizer.h"
 #include "model/language_model.h"
@@ -24,7 +26,10 @@ struct TrainedModel {
   std::shared_ptr<model::LanguageModel> model;
 };
 
+// A run directory gives its newest checkpoint that verifies; `skipped` hears
+// about each newer one that does not.
 TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoint,
-                                const std::vector<std::string>& overrides);
+                                const std::vector<std::string>& overrides,
+                                const std::function<void(const ckpt::Verdict&)>& skipped);
 
 }  // namespace hpctrain::train

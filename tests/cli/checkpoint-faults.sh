@@ -3,7 +3,8 @@
 #  - kill -9 while a checkpoint is being written leaves the previous one intact,
 #    and auto-resume removes the remains and continues from it;
 #  - a truncated checkpoint and one with a flipped bit are named by
-#    `hpctrain ckpt verify` and skipped (by name) by auto-resume;
+#    `hpctrain ckpt verify` and skipped (by name) by auto-resume, and by
+#    `hpctrain eval` on the run directory;
 #  - resuming with another architecture is refused, listing the differences;
 #  - `ckpt export` writes safetensors that load back to the same weights.
 set -euo pipefail
@@ -78,6 +79,13 @@ grep -q "skipping checkpoint $flipped: .*fails its checksum" "$work/skip.out" &&
   grep -q "resumed from $good at step $gstep " "$work/skip.out" ||
   { cat "$work/skip.out"; echo "FAIL: auto-resume did not skip the damaged files by name"; exit 1; }
 echo "ok: verify names both damaged files; auto-resume skips them and takes $(basename "$good")"
+newest_good=$(find "$ckpts" -name 'step-*.h5' ! -name 'step-9000000*' | sort | tail -n 1)
+out=$("$hpctrain" eval "$run" --set eval.batches=1 2>&1) || { echo "$out"; exit 1; }
+grep -q "skipping checkpoint $flipped: .*fails its checksum" <<<"$out" &&
+  grep -q "skipping checkpoint $truncated: .*not a readable HDF5 file" <<<"$out" &&
+  grep -q "^checkpoint $newest_good " <<<"$out" ||
+  { echo "$out"; echo "FAIL: eval on the run did not pass over the damaged checkpoints by name"; exit 1; }
+echo "ok: eval on the run skips both damaged files and evaluates $(basename "$newest_good")"
 rm -f "$truncated" "$flipped"
 
 # 3. Another architecture cannot continue this run.

@@ -67,8 +67,7 @@ namespace {
 void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, const torch::Tensor& param,
                   const torch::Tensor& grad, torch::Tensor& exp_avg, torch::Tensor& exp_avg_sq) {
   const auto [beta1, beta2] = o.betas();
-  const auto decay = static_cast<float>(1 - o.lr() * o.weight_decay());
-  const bool decays = o.weight_decay() != 0;
+  const auto decay = static_cast<float>(1 - o.lr() * o.weight_decay());  // exactly 1 without weight decay
   const auto b1 = static_cast<float>(beta1), one_minus_b1 = static_cast<float>(1 - beta1);
   const auto b2 = static_cast<float>(beta2), one_minus_b2 = static_cast<float>(1 - beta2);
   const auto sqrt_correction2 = static_cast<float>(std::sqrt(1 - std::pow(beta2, static_cast<double>(step))));
@@ -83,7 +82,7 @@ void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, const 
   at::parallel_for(0, param.numel(), 1 << 15, [&](std::int64_t begin, std::int64_t end) {
     std::int64_t i = begin;
 #if defined(__SSE2__)
-    const __m128 decay4 = _mm_set1_ps(decays ? decay : 1.0F), b1_4 = _mm_set1_ps(b1), c1_4 = _mm_set1_ps(one_minus_b1);
+    const __m128 decay4 = _mm_set1_ps(decay), b1_4 = _mm_set1_ps(b1), c1_4 = _mm_set1_ps(one_minus_b1);
     const __m128 b2_4 = _mm_set1_ps(b2), c2_4 = _mm_set1_ps(one_minus_b2), root4 = _mm_set1_ps(sqrt_correction2);
     const __m128 eps4 = _mm_set1_ps(eps), step4 = _mm_set1_ps(step_size);
     for (; i + 4 <= end; i += 4) {
@@ -98,7 +97,7 @@ void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, const 
     }
 #endif
     for (; i < end; ++i) {
-      const float decayed = p[i] * (decays ? decay : 1.0F);
+      const float decayed = p[i] * decay;
       m[i] = m[i] * b1 + one_minus_b1 * g[i];
       v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
       p[i] = decayed - step_size * m[i] / (std::sqrt(v[i]) / sqrt_correction2 + eps);

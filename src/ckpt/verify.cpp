@@ -1,6 +1,7 @@
 #include "ckpt/verify.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ckpt/checkpoint.h"
 #include "ckpt/checkpoint_files.h"
@@ -33,6 +34,10 @@ Verdict verify_checkpoint(const std::filesystem::path& path) {
     if (problem.rfind(prefix, 0) == 0) problem.erase(0, prefix.size());
   }
   return verdict;
+}
+
+std::string skipped_message(const Verdict& verdict) {
+  return fmt::format("skipping checkpoint {}: {}", verdict.path.string(), fmt::join(verdict.problems, "; "));
 }
 
 std::optional<std::filesystem::path> newest_verified(const std::filesystem::path& dir,

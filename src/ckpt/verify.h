@@ -23,6 +23,9 @@ struct Verdict {
 
 Verdict verify_checkpoint(const std::filesystem::path& path);
 
+// "skipping checkpoint PATH: reasons", as every command that passes one over says it.
+std::string skipped_message(const Verdict& verdict);
+
 enum class Needs { kWeights, kTrainingState };
 
 // The newest checkpoint in `dir` that verifies and holds what is needed (a

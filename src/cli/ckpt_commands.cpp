@@ -90,9 +90,8 @@ int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) 
 }
 
 void run_ckpt_export(const std::string& target, const std::string& out_file, std::ostream& out) {
-  const auto path = ckpt::find_verified_weights(target, [&out](const ckpt::Verdict& v) {
-    fmt::print(out, "skipping checkpoint {}: {}\n", v.path.string(), fmt::join(v.problems, "; "));
-  });
+  const auto path = ckpt::find_verified_weights(
+      target, [&out](const ckpt::Verdict& v) { fmt::print(out, "{}\n", ckpt::skipped_message(v)); });
   const auto result = ckpt::export_safetensors(path, out_file);
   fmt::print(out, "{}: {} tensors, {} of float32 weights from {}\n", out_file, result.tensors, megabytes(result.bytes),
              path.string());

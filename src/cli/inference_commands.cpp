@@ -1,7 +1,6 @@
 #include "cli/inference_commands.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <functional>
 #include <stdexcept>
@@ -21,7 +20,7 @@ namespace {
 // A damaged newer checkpoint is passed over, but never silently.
 std::function<void(const ckpt::Verdict&)> report_skipped(bool speaks) {
   return [speaks](const ckpt::Verdict& v) {
-    if (speaks) fmt::print(stderr, "skipping checkpoint {}: {}\n", v.path.string(), fmt::join(v.problems, "; "));
+    if (speaks) fmt::print(stderr, "{}\n", ckpt::skipped_message(v));
   };
 }
 
@@ -30,8 +29,7 @@ std::function<void(const ckpt::Verdict&)> report_skipped(bool speaks) {
 void run_eval(const std::string& target, const std::vector<std::string>& overrides) {
   const auto env = cluster::Environment::current();
   const handles::MpiRuntime mpi;
-  auto trained =
-      train::load_trained_model(target, overrides, report_skipped(handles::MpiComm::dup(MPI_COMM_WORLD).rank() == 0));
+  auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0));
   const auto& e = trained.experiment;
   comm::World world(
       mpi, env,

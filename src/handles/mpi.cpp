@@ -60,6 +60,12 @@ MpiRuntime::~MpiRuntime() {
   watchdog.join();
 }
 
+int MpiRuntime::world_rank() const {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+  return rank;
+}
+
 std::string MpiRuntime::library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;

@@ -37,6 +37,8 @@ class MpiRuntime {
   MpiRuntime& operator=(const MpiRuntime&) = delete;
 
   [[nodiscard]] int thread_level() const { return thread_level_; }
+  // This process's rank in MPI_COMM_WORLD, for work before a World exists.
+  [[nodiscard]] int world_rank() const;
   [[nodiscard]] static std::string library_version();
   // The status to end with should MPI_Finalize not return in time.
   void set_exit_status(int status) { exit_status_ = status; }

@@ -101,9 +101,8 @@ std::optional<std::filesystem::path> choose_resume(const config::Experiment& e, 
         for (const auto& removed : ckpt::remove_temporaries(dir)) {
           log.line(fmt::format("removed {}: a checkpoint write that never finished", removed.string()));
         }
-        const auto found = ckpt::newest_verified(dir, [&log](const ckpt::Verdict& v) {
-          log.line(fmt::format("skipping checkpoint {}: {}", v.path.string(), fmt::join(v.problems, "; ")));
-        });
+        const auto found =
+            ckpt::newest_verified(dir, [&log](const ckpt::Verdict& v) { log.line(ckpt::skipped_message(v)); });
         choice = found ? "path:" + found->string() : "none:";
       } else {
         const ckpt::Verdict v = ckpt::verify_checkpoint(resume);

@@ -3,7 +3,8 @@
 // time being the slowest rank's). Alternatives are timed in turn, round after
 // round, and compared by their medians, so drift in the machine hits all alike.
 //
-//   mpiexec -n 2 build/bench/ddp_bench [--iterations N] [--total-mb M] [--bucket-cap-mb C]
+//   mpiexec -n 2 build/bench/ddp_bench [--iterations N] [--total-mb M] [--bucket-cap-mb C] [--part 1|2|all]
+//   bench/ddp-shaped-link.sh [RATE]   (part 2 with MPI over a tbf-limited TCP link)
 //
 // 1. Bucket path against the raw communicator. A model of `total-mb` of fp32
 //    parameters is split into DDP buckets of each size; one iteration is DDP's
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cluster/environment.h"
@@ -192,9 +194,12 @@ int main(int argc, char** argv) {
   int iterations = 20;
   std::size_t total_mb = 32;
   double bucket_cap_mb = 25;
+  std::string part = "all";
   app.add_option("--iterations", iterations, "timed iterations per measurement")->check(CLI::PositiveNumber);
   app.add_option("--total-mb", total_mb, "gradient bytes for part 1, in MiB")->check(CLI::Range(2, 4096));
   app.add_option("--bucket-cap-mb", bucket_cap_mb, "DDP bucket cap for part 2, in MiB")->check(CLI::PositiveNumber);
+  app.add_option("--part", part, "which measurement: 1 (bucket path), 2 (exposed communication) or all")
+      ->check(CLI::IsMember({"1", "2", "all"}));
   CLI11_PARSE(app, argc, argv);
   try {
     const auto env = hpctrain::cluster::Environment::current();
@@ -206,8 +211,8 @@ int main(int argc, char** argv) {
       std::printf("# ddp_bench: %d ranks, %d compute threads per rank (%s), backend %s\n", world.size(), plan.threads,
                   plan.source.c_str(), world.comm().backend());
     }
-    bucket_path_against_raw(world.comm(), iterations, total_mb << 20);
-    exposed_communication(world.comm(), iterations, bucket_cap_mb);
+    if (part != "2") bucket_path_against_raw(world.comm(), iterations, total_mb << 20);
+    if (part != "1") exposed_communication(world.comm(), iterations, bucket_cap_mb);
     world.comm().barrier();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ddp_bench: %s\n", e.what());

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <functional>
 #include <thread>
@@ -63,10 +64,17 @@ class MpiWork final : public Work {
   }
 
   void wait() override {
-    // Spin briefly for small messages, then back off so a waiting rank does not
-    // steal a core from compute on the same node.
+    // Spin briefly for small messages, then sleep in proportion to the time
+    // already waited (1/8 of it, 20 us to 500 us). MPI over TCP progresses
+    // only while someone polls, and the poller shares its core with backward:
+    // a long transfer is polled rarely enough to cost compute few context
+    // switches, and one done within 160 us is still noticed within 20 us.
+    const auto start = Clock::now();
     for (int spins = 0; !test(); ++spins) {
-      if (spins > 200) std::this_thread::sleep_for(std::chrono::microseconds(spins > 2000 ? 200 : 20));
+      if (spins < 200) continue;
+      const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+      std::this_thread::sleep_for(
+          std::clamp(waited / 8, std::chrono::microseconds(20), std::chrono::microseconds(500)));
     }
   }
 

@@ -6,13 +6,16 @@
 # link unlimited, then limited to 1 Gbit/s and to 100 Mbit/s with tbf.
 #
 # Configurations, all on the quickstart model and data (jobs/quickstart.toml):
-#   ddp              DDP, buckets (<= 4 MiB) overlapped with backward
+#   ddp              DDP, buckets (<= 2 MiB) overlapped with backward
 #   ddp-serial       DDP, the same buckets reduced after backward
 #   ddap-blocking    DDAP, average merge every 16 steps, blocking (seed 000)
 #   ddap-overlapped  DDAP, the same merge overlapped, applied 4 steps later
 #
 # Every run trains the same number of tokens from the same seed, evaluating
-# every EVAL_EVERY steps. Results (metrics.jsonl per run, the link's allreduce
+# every EVAL_EVERY steps. Each rank's 8 sequences per step go through one
+# micro-batch, so all of DDP's backward can overlap communication (with the
+# quickstart's micro-batch of 4, the first of two backwards runs under no_sync).
+# Results (metrics.jsonl per run, the link's allreduce
 # bandwidth per rate) go to OUT; bench/report_across_nodes.py then writes
 # docs/benchmarks.md and its PNG plots (gnuplot).
 #
@@ -49,14 +52,11 @@ for f in "$build/hpctrain" "$build/jobgen"; do
   [[ -x $f ]] || { echo "${0##*/}: $f missing: build first (README)" >&2; exit 1; }
 done
 
-# DDP buckets of at most 4 MiB, so backward has several to overlap: with the
+# DDP buckets of at most 2 MiB, so backward has several to overlap: with the
 # default 25 MiB cap this 21 MB model fills a 1 MiB bucket and one that is
-# ready only when backward ends. (Measured both ways on 2 cores: overlapped /
-# after-backward was 1.08 at 1 Gbit/s and 1.05 at 100 Mbit/s with 25 MiB
-# buckets, 1.02 and 1.03 with 4 MiB: MPI over TCP only progresses while the
-# communication thread polls, on the core backward computes on.) The tied
-# embedding (8 MB) is ready last whatever the cap: both its uses must report.
-ddp_buckets="--set parallel.bucket_cap_mb=4"
+# ready only when backward ends. The tied embedding (8 MB) is ready last
+# whatever the cap: both its uses must report.
+ddp_buckets="--set parallel.bucket_cap_mb=2"
 
 reducer_settings() {  # CONFIG -> --set options
   case $1 in
@@ -111,7 +111,8 @@ for rate in $rates; do
       --set slurm.cpus_per_task=1 --cluster local-tcp --set "slurm.executable=$build/hpctrain" \
       --set "slurm.log_dir=$out/$rate" --set "job.name=$config" --set "job.run_dir=$out/$run" \
       --set "data.dir=$data" --set "training.steps=$steps" --set "eval.interval=$eval_every" --set eval.batches=4 \
-      --set eval.sample_tokens=0 --set checkpoint.interval=0 $(reducer_settings "$config") --submit)
+      --set eval.sample_tokens=0 --set checkpoint.interval=0 --set training.micro_batch_size=8 \
+      $(reducer_settings "$config") --submit)
     id=${submitted#submitted batch job }
     state=$(wait_for_job "$id")
     [[ $state == COMPLETED ]] || { cat "$out/$rate/$config-$id.out"; echo "${0##*/}: job $id ($run) ended $state" >&2; exit 1; }

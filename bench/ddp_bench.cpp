@@ -164,7 +164,7 @@ void exposed_communication(Communicator& comm, int iterations, double bucket_cap
     ddp->set_sync(mode.communicate);
     prepare.emplace_back([ddp = ddp.get()] { ddp->zero_grad(); });
     steps.emplace_back([&, model = model.get(), ddp = ddp.get(), communicate = mode.communicate] {
-      hpctrain::model::language_model_loss(model->forward(tokens), targets).backward();
+      model->loss(tokens, targets).backward();
       if (communicate) ddp->finish_backward();
     });
     models.push_back(std::move(model));

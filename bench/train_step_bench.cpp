@@ -59,8 +59,7 @@ int main(int argc, char** argv) {
     const auto start = Clock::now();
     for (auto& p : model->parameters()) p.mutable_grad().reset();
     const auto& b = batches[static_cast<std::size_t>(i)];
-    const torch::Tensor l = hpctrain::model::language_model_loss(model->forward(b.narrow(1, 0, t).contiguous()),
-                                                                 b.narrow(1, 1, t).contiguous());
+    const torch::Tensor l = model->loss(b.narrow(1, 0, t).contiguous(), b.narrow(1, 1, t).contiguous());
     l.backward();
     loss = l.item<double>();
     torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);

@@ -12,6 +12,10 @@ std::int64_t LanguageModel::parameter_count() const {
   return n;
 }
 
+at::Tensor LanguageModel::loss(const at::Tensor& tokens, const at::Tensor& targets) {
+  return language_model_loss(forward(tokens), targets);
+}
+
 at::Tensor language_model_loss(const at::Tensor& logits, const at::Tensor& targets) {
   const auto vocab = logits.size(-1);
   return torch::nn::functional::cross_entropy(logits.reshape({-1, vocab}).to(torch::kFloat32), targets.reshape({-1}),

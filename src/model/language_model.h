@@ -23,6 +23,9 @@ class LanguageModel : public torch::nn::Module {
  public:
   // tokens [B, T] int64 -> logits [B, T, vocab].
   virtual at::Tensor forward(const at::Tensor& tokens) = 0;
+  // The training loss: language_model_loss(forward(tokens), targets), which a
+  // model may compute without materialising the logits (linear_cross_entropy.h).
+  virtual at::Tensor loss(const at::Tensor& tokens, const at::Tensor& targets);
   [[nodiscard]] virtual Objective objective() const = 0;
   // Training FLOPs per token: 6N plus the attention term 12 L d T (llm.c, PaLM).
   [[nodiscard]] virtual double flops_per_token(std::int64_t seq_len) const = 0;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "model/attention_core.h"
+#include "model/linear_cross_entropy.h"
 #include "model/models.h"
 
 namespace hpctrain::model {
@@ -122,9 +123,12 @@ class MlmHeadImpl : public torch::nn::Module {
     ln = register_module("ln", layer_norm(d_model));
     bias = register_parameter("bias", torch::zeros({vocab}));
   }
+  // Everything before the output embedding.
+  torch::Tensor transform(const torch::Tensor& x) {
+    return ln(F::gelu(dense(x), F::GELUFuncOptions().approximate("tanh")));
+  }
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& output_embedding) {
-    const torch::Tensor h = ln(F::gelu(dense(x), F::GELUFuncOptions().approximate("tanh")));
-    return torch::matmul(h, output_embedding.t()) + bias;
+    return torch::matmul(transform(x), output_embedding.t()) + bias;
   }
   torch::nn::Linear dense{nullptr};
   torch::nn::LayerNorm ln{nullptr};
@@ -147,13 +151,16 @@ class Transformer : public LanguageModel {
   }
 
   torch::Tensor forward(const torch::Tensor& tokens) override {
-    const auto t = tokens.size(1);
-    torch::Tensor x = tok_emb(tokens) + pos_emb(torch::arange(t, tokens.options()));
-    if (!causal_) x = emb_ln(x);
-    for (const auto& block : *blocks) x = block->as<BlockImpl>()->forward(x);
-    x = ln_f(x);
+    const torch::Tensor x = trunk(tokens);
     if (causal_) return torch::matmul(x, tok_emb->weight.t());  // tied output embedding
     return mlm(x, tok_emb->weight);
+  }
+
+  torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& targets) override {
+    const torch::Tensor x = trunk(tokens);
+    const torch::Tensor h = causal_ ? x : mlm->transform(x);
+    return linear_cross_entropy(h.reshape({-1, d_model_}), tok_emb->weight, causal_ ? torch::Tensor() : mlm->bias,
+                                targets.reshape({-1}));
   }
 
   [[nodiscard]] Objective objective() const override { return causal_ ? Objective::kCausal : Objective::kMasked; }
@@ -163,6 +170,14 @@ class Transformer : public LanguageModel {
   }
 
  private:
+  // Embeddings, blocks and the final LayerNorm: [B, T] -> [B, T, d].
+  torch::Tensor trunk(const torch::Tensor& tokens) {
+    torch::Tensor x = tok_emb(tokens) + pos_emb(torch::arange(tokens.size(1), tokens.options()));
+    if (!causal_) x = emb_ln(x);
+    for (const auto& block : *blocks) x = block->as<BlockImpl>()->forward(x);
+    return ln_f(x);
+  }
+
   bool causal_;
   std::int64_t n_layer_;
   std::int64_t d_model_;

@@ -319,7 +319,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
       torch::Tensor loss;
       {
         const AutocastGuard autocast(bf16, device.is_cuda());
-        loss = model::language_model_loss(model->forward(batch.inputs.to(device)), batch.targets.to(device));
+        loss = model->loss(batch.inputs.to(device), batch.targets.to(device));
       }
       // Under DDP the world's average is folded in here (DdpReducer::loss_divisor).
       (loss / (static_cast<double>(accumulation) * (ddp ? ddp->loss_divisor() : 1))).backward();

@@ -1,0 +1,142 @@
+#include "model/linear_cross_entropy.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <stdexcept>
+
+#include "model/language_model.h"
+
+namespace hpctrain::model {
+namespace {
+
+constexpr std::int64_t kIgnore = -100;
+constexpr std::int64_t kBlockBytes = std::int64_t{8} << 20;
+
+// Logits of rows [begin, begin + block.size(0)) into `block`.
+void block_logits(at::Tensor& block, const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& bias,
+                  std::int64_t begin) {
+  const at::Tensor rows = hidden.narrow(0, begin, block.size(0));
+  if (bias.numel() > 0) {
+    torch::addmm_out(block, bias, rows, weight.t());
+  } else {
+    torch::mm_out(block, rows, weight.t());
+  }
+}
+
+// The summed loss of a block of logits. With `scale` set, also turns the block
+// into d(mean loss)/d(logits) in place: softmax minus one-hot, times `scale`,
+// zero on ignored rows.
+double block_loss(at::Tensor& block, const at::Tensor& targets, const double* scale) {
+  const at::Tensor valid = targets.ne(kIgnore);
+  const at::Tensor picked = targets.masked_fill(~valid, 0).unsqueeze(1);
+  const at::Tensor lse = block.logsumexp(1, /*keepdim=*/true);
+  const double loss = (lse - block.gather(1, picked)).squeeze(1).masked_fill_(~valid, 0).sum().item<double>();
+  if (scale != nullptr) {
+    const at::Tensor row_scale = valid.to(block.scalar_type()).mul_(*scale).unsqueeze(1);
+    block.sub_(lse).exp_().mul_(row_scale);
+    block.scatter_add_(1, picked, -row_scale);
+  }
+  return loss;
+}
+
+at::Tensor mean_or_nan(double sum, std::int64_t count, const at::TensorOptions& options) {
+  // LibTorch's mean cross-entropy over no targets is 0/0 as well.
+  return torch::scalar_tensor(count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN(),
+                              options);
+}
+
+// The gradients are computed in forward, block by block, and only scaled in
+// backward: the loss is a scalar, so its gradient is known up to that factor.
+class FusedLinearCrossEntropy : public torch::autograd::Function<FusedLinearCrossEntropy> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& hidden, const at::Tensor& weight,
+                            const at::Tensor& bias, const at::Tensor& targets, std::int64_t rows) {
+    const std::int64_t n = hidden.size(0);
+    const std::int64_t count = targets.ne(kIgnore).sum().item<std::int64_t>();
+    const double scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+    at::Tensor d_logits = torch::empty({n, weight.size(0)}, hidden.options());
+    at::Tensor d_bias = bias.numel() > 0 ? torch::zeros_like(bias) : torch::empty({0}, bias.options());
+    double sum = 0;
+    for (std::int64_t begin = 0; begin < n; begin += rows) {
+      at::Tensor block = d_logits.narrow(0, begin, std::min(rows, n - begin));
+      block_logits(block, hidden, weight, bias, begin);
+      sum += block_loss(block, targets.narrow(0, begin, block.size(0)), &scale);
+      if (bias.numel() > 0) d_bias.add_(block.sum(0));
+    }
+    // Not save_for_backward: backward hands these buffers on, and autograd
+    // adopts a gradient without copying only when nothing else holds it.
+    ctx->saved_data["d_hidden"] = torch::mm(d_logits, weight);
+    ctx->saved_data["d_weight"] = torch::mm(d_logits.t(), hidden);
+    ctx->saved_data["d_bias"] = d_bias;
+    return mean_or_nan(sum, count, hidden.options());
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    if (ctx->saved_data.empty()) {
+      throw std::logic_error("linear_cross_entropy: backward ran twice (retain_graph is not supported)");
+    }
+    std::array<at::Tensor, 3> d = {ctx->saved_data["d_hidden"].toTensor(), ctx->saved_data["d_weight"].toTensor(),
+                                   ctx->saved_data["d_bias"].toTensor()};
+    ctx->saved_data.clear();
+    // Training scales the loss (accumulation, averaging over ranks); 1 needs no pass.
+    const at::Tensor& g = grad_outputs[0];
+    if (g.item<double>() != 1.0) {
+      for (auto& t : d) t.mul_(g);
+    }
+    return {d[0], d[1], d[2].numel() > 0 ? d[2] : at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor loss_only(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& bias,
+                     const at::Tensor& targets, std::int64_t rows) {
+  const std::int64_t n = hidden.size(0);
+  const std::int64_t count = targets.ne(kIgnore).sum().item<std::int64_t>();
+  at::Tensor block_buffer = torch::empty({std::min(rows, n), weight.size(0)}, hidden.options());
+  double sum = 0;
+  for (std::int64_t begin = 0; begin < n; begin += rows) {
+    at::Tensor block = block_buffer.narrow(0, 0, std::min(rows, n - begin));
+    block_logits(block, hidden, weight, bias, begin);
+    sum += block_loss(block, targets.narrow(0, begin, block.size(0)), nullptr);
+  }
+  return mean_or_nan(sum, count, hidden.options());
+}
+
+}  // namespace
+
+at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& bias,
+                                const at::Tensor& targets, std::int64_t rows_per_block) {
+  const bool fused = hidden.is_cpu() && hidden.scalar_type() == torch::kFloat32 &&
+                     weight.scalar_type() == torch::kFloat32 && !at::autocast::is_cpu_enabled();
+  if (!fused) {
+    at::Tensor logits = torch::matmul(hidden, weight.t());
+    if (bias.defined()) logits = logits + bias;
+    return language_model_loss(logits, targets);
+  }
+  at::Tensor h = hidden.contiguous();
+  at::Tensor t = targets.contiguous();
+  // Masked LM: most targets are ignored; their rows cost logits and give nothing.
+  const at::Tensor valid = t.ne(kIgnore);
+  const std::int64_t count = valid.sum().item<std::int64_t>();
+  if (count > 0 && count < t.numel()) {
+    const at::Tensor kept = valid.nonzero().squeeze(1);
+    h = h.index_select(0, kept);
+    t = t.index_select(0, kept);
+  }
+  const std::int64_t n = std::max<std::int64_t>(h.size(0), 1);
+  // Each block's GEMM packs all of the weight again: fewer than 256 rows and that dominates.
+  const std::int64_t rows = rows_per_block > 0
+                                ? std::min(rows_per_block, n)
+                                : std::min(std::max<std::int64_t>(kBlockBytes / (weight.size(0) * 4), 256), n);
+  const at::Tensor b = bias.defined() ? bias : torch::empty({0}, weight.options());
+  const bool needs_gradient = torch::GradMode::is_enabled() &&
+                              (h.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+  if (!needs_gradient) return loss_only(h, weight, b, t, rows);
+  return FusedLinearCrossEntropy::apply(h, weight, b, t, rows);
+}
+
+}  // namespace hpctrain::model

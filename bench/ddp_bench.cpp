@@ -35,6 +35,7 @@
 #include "handles/mpi.h"
 #include "model/language_model.h"
 #include "reduce/ddp_reducer.h"
+#include "runtime/allocator.h"
 #include "runtime/threads.h"
 
 namespace {
@@ -191,7 +192,7 @@ void exposed_communication(Communicator& comm, int iterations, double bucket_cap
 
 int main(int argc, char** argv) {
   CLI::App app{"DDP bucket path and exposed communication, against same-run baselines"};
-  int iterations = 20;
+  int iterations = 40;
   std::size_t total_mb = 32;
   double bucket_cap_mb = 25;
   std::string part = "all";
@@ -203,13 +204,15 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     const auto env = hpctrain::cluster::Environment::current();
+    // The trainer's heap policy, so a step here costs what it costs there.
+    const std::string heap = hpctrain::runtime::keep_freed_memory(env);
     const hpctrain::handles::MpiRuntime mpi;
     hpctrain::comm::World world(mpi, env, hpctrain::comm::WorldOptions{});
     const auto plan = hpctrain::runtime::plan_threads(env, world.local_size());
     hpctrain::runtime::apply_threads(plan.threads);
     if (world.rank() == 0) {
-      std::printf("# ddp_bench: %d ranks, %d compute threads per rank (%s), backend %s\n", world.size(), plan.threads,
-                  plan.source.c_str(), world.comm().backend());
+      std::printf("# ddp_bench: %d ranks, %d compute threads per rank (%s), backend %s; heap: %s\n", world.size(),
+                  plan.threads, plan.source.c_str(), world.comm().backend(), heap.c_str());
     }
     if (part != "2") bucket_path_against_raw(world.comm(), iterations, total_mb << 20);
     if (part != "1") exposed_communication(world.comm(), iterations, bucket_cap_mb);

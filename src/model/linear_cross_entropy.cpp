@@ -51,12 +51,12 @@ at::Tensor mean_or_nan(double sum, std::int64_t count, const at::TensorOptions& 
 
 // The gradients are computed in forward, block by block, and only scaled in
 // backward: the loss is a scalar, so its gradient is known up to that factor.
+// `count` is the number of targets that are not ignored (the mean's divisor).
 class FusedLinearCrossEntropy : public torch::autograd::Function<FusedLinearCrossEntropy> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& hidden, const at::Tensor& weight,
-                            const at::Tensor& bias, const at::Tensor& targets, std::int64_t rows) {
+                            const at::Tensor& bias, const at::Tensor& targets, std::int64_t count, std::int64_t rows) {
     const std::int64_t n = hidden.size(0);
-    const std::int64_t count = targets.ne(kIgnore).sum().item<std::int64_t>();
     const double scale = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
     at::Tensor d_logits = torch::empty({n, weight.size(0)}, hidden.options());
     at::Tensor d_bias = bias.numel() > 0 ? torch::zeros_like(bias) : torch::empty({0}, bias.options());
@@ -88,14 +88,13 @@ class FusedLinearCrossEntropy : public torch::autograd::Function<FusedLinearCros
     if (g.item<double>() != 1.0) {
       for (auto& t : d) t.mul_(g);
     }
-    return {d[0], d[1], d[2].numel() > 0 ? d[2] : at::Tensor(), at::Tensor(), at::Tensor()};
+    return {d[0], d[1], d[2].numel() > 0 ? d[2] : at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 at::Tensor loss_only(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& bias,
-                     const at::Tensor& targets, std::int64_t rows) {
+                     const at::Tensor& targets, std::int64_t count, std::int64_t rows) {
   const std::int64_t n = hidden.size(0);
-  const std::int64_t count = targets.ne(kIgnore).sum().item<std::int64_t>();
   at::Tensor block_buffer = torch::empty({std::min(rows, n), weight.size(0)}, hidden.options());
   double sum = 0;
   for (std::int64_t begin = 0; begin < n; begin += rows) {
@@ -135,8 +134,8 @@ at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weig
   const at::Tensor b = bias.defined() ? bias : torch::empty({0}, weight.options());
   const bool needs_gradient = torch::GradMode::is_enabled() &&
                               (h.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
-  if (!needs_gradient) return loss_only(h, weight, b, t, rows);
-  return FusedLinearCrossEntropy::apply(h, weight, b, t, rows);
+  if (!needs_gradient) return loss_only(h, weight, b, t, count, rows);
+  return FusedLinearCrossEntropy::apply(h, weight, b, t, count, rows);
 }
 
 }  // namespace hpctrain::model

@@ -1,7 +1,8 @@
 // The test oracle: hpctrain's models against the PyTorch reference
 // (bench/reference/models.py) on identical weights and inputs. Logits, the
-// training loss (LanguageModel::loss) and every parameter's gradient must agree to 1e-5 relative (L2 norm of the
-// difference over the L2 norm of the reference, per tensor).
+// training loss (LanguageModel::loss) and every parameter's gradient must
+// agree to 1e-5 relative (L2 norm of the difference over the L2 norm of the
+// reference, per tensor).
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <unistd.h>

@@ -86,6 +86,9 @@ NcclCommunicator::~NcclCommunicator() {
 }
 
 void NcclCommunicator::order_after_default_stream() {
+  // Any thread may issue (DDP's communication thread among them), and a new
+  // thread's current device is 0, not this rank's.
+  handles::check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
   handles::check_cuda(cudaEventRecord(ready_->get(), cudaStreamLegacy), "cudaEventRecord(default stream)");
   handles::check_cuda(cudaStreamWaitEvent(stream_->get(), ready_->get(), 0), "cudaStreamWaitEvent");
 }

@@ -75,7 +75,7 @@ DdpReducer::~DdpReducer() {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  changed_.notify_all();
+  bucket_ready_.notify_one();
   thread_.join();
 }
 
@@ -104,16 +104,33 @@ void DdpReducer::on_gradient_ready(std::size_t param) {
 
 void DdpReducer::mark_ready(std::size_t bucket) {
   buckets_[bucket].ready = true;
-  changed_.notify_all();
+  bucket_ready_.notify_one();
 }
 
 void DdpReducer::finish_backward() {
   std::unique_lock lock(mutex_);
-  // Parameters the loss did not reach, or overlap off: their buckets go now.
-  for (std::size_t b = 0; b < buckets_.size(); ++b) {
-    if (!buckets_[b].ready) mark_ready(b);
+  finishing_ = true;
+  // Parameters the loss did not reach, or overlap off: their buckets go now,
+  // from this thread, so the communication thread is not woken for them.
+  for (auto& bucket : buckets_) bucket.ready = true;
+  while (reduced_ < buckets_.size()) {
+    if (issuing_) {
+      handed_over_.wait(lock, [&] { return !issuing_; });
+    } else {
+      reduce_next(lock);
+    }
   }
-  changed_.wait(lock, [&] { return reduced_ == buckets_.size(); });
+  finishing_ = false;
+}
+
+void DdpReducer::reduce_next(std::unique_lock<std::mutex>& lock) {
+  issuing_ = true;
+  Bucket& bucket = buckets_[next_to_launch_++];
+  lock.unlock();
+  reduce_bucket(bucket);
+  lock.lock();
+  issuing_ = false;
+  ++reduced_;
 }
 
 void DdpReducer::reduce_bucket(Bucket& bucket) {
@@ -132,15 +149,12 @@ void DdpReducer::communication_loop() {
   std::unique_lock lock(mutex_);
   while (true) {
     // Strictly in bucket order: the same collective sequence on every rank.
-    changed_.wait(lock,
-                  [&] { return stopping_ || (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].ready); });
+    bucket_ready_.wait(lock, [&] {
+      return stopping_ || (!finishing_ && next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].ready);
+    });
     if (stopping_) return;
-    Bucket& bucket = buckets_[next_to_launch_++];
-    lock.unlock();
-    reduce_bucket(bucket);
-    lock.lock();
-    ++reduced_;
-    changed_.notify_all();
+    reduce_next(lock);
+    if (finishing_) handed_over_.notify_one();
   }
 }
 

@@ -6,8 +6,13 @@
 //    gradients accumulate in place and need no copy;
 //  - a hook on each parameter's gradient accumulator marks it ready; a full
 //    bucket is handed to a communication thread, which sum-allreduces it while
-//    backward goes on (the average's 1/world is folded into the loss scale). Buckets are launched strictly in index
-//    order, so every rank issues the same sequence of collectives;
+//    backward goes on (the average's 1/world is folded into the loss scale);
+//  - once backward is over, finish_backward() takes the remaining buckets over
+//    from the communication thread (after the one in flight) and reduces them
+//    on the calling thread: no hand-off, and one wake-up rather than one per
+//    bucket. One bucket is in flight at a time, taken strictly in index order,
+//    so every rank issues the same sequence of collectives whichever thread
+//    issues them;
 //  - set_sync(false) (no_sync) turns the hooks off for accumulation micro-steps;
 //  - optional bf16 compression halves the bytes on the wire.
 // With overlap off, the same buckets are reduced after backward: the results
@@ -75,6 +80,8 @@ class DdpReducer {
 
   void on_gradient_ready(std::size_t param);
   void mark_ready(std::size_t bucket);  // caller holds mutex_
+  // Reduces bucket next_to_launch_; `lock` holds mutex_ on entry and on return.
+  void reduce_next(std::unique_lock<std::mutex>& lock);
   void communication_loop();
   void reduce_bucket(Bucket& bucket);
 
@@ -88,9 +95,12 @@ class DdpReducer {
   std::size_t launched_by_hooks_ = 0;
 
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable bucket_ready_;  // wakes the communication thread
+  std::condition_variable handed_over_;   // wakes finish_backward()
   std::size_t next_to_launch_ = 0;
   std::size_t reduced_ = 0;
+  bool issuing_ = false;    // a bucket's collective is in flight
+  bool finishing_ = false;  // finish_backward() reduces what is left
   bool stopping_ = false;
   std::thread thread_;
 };

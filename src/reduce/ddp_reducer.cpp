@@ -134,6 +134,8 @@ void DdpReducer::reduce_next(std::unique_lock<std::mutex>& lock) {
 }
 
 void DdpReducer::reduce_bucket(Bucket& bucket) {
+  // Either thread may get here; the bf16 copies must never be recorded.
+  const torch::NoGradGuard no_grad;
   const auto n = static_cast<std::size_t>(bucket.flat.numel());
   if (options_.bf16_compression) {
     bucket.wire.copy_(bucket.flat);
@@ -145,7 +147,6 @@ void DdpReducer::reduce_bucket(Bucket& bucket) {
 }
 
 void DdpReducer::communication_loop() {
-  torch::NoGradGuard no_grad;
   std::unique_lock lock(mutex_);
   while (true) {
     // Strictly in bucket order: the same collective sequence on every rank.

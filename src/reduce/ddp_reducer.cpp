@@ -114,8 +114,8 @@ void DdpReducer::finish_backward() {
   // from this thread, so the communication thread is not woken for them.
   for (auto& bucket : buckets_) bucket.ready = true;
   while (reduced_ < buckets_.size()) {
-    if (issuing_) {
-      handed_over_.wait(lock, [&] { return !issuing_; });
+    if (in_flight()) {
+      handed_over_.wait(lock, [&] { return !in_flight(); });
     } else {
       reduce_next(lock);
     }
@@ -124,12 +124,10 @@ void DdpReducer::finish_backward() {
 }
 
 void DdpReducer::reduce_next(std::unique_lock<std::mutex>& lock) {
-  issuing_ = true;
   Bucket& bucket = buckets_[next_to_launch_++];
   lock.unlock();
   reduce_bucket(bucket);
   lock.lock();
-  issuing_ = false;
   ++reduced_;
 }
 

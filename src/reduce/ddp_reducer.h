@@ -82,6 +82,8 @@ class DdpReducer {
   void mark_ready(std::size_t bucket);  // caller holds mutex_
   // Reduces bucket next_to_launch_; `lock` holds mutex_ on entry and on return.
   void reduce_next(std::unique_lock<std::mutex>& lock);
+  // A bucket has been taken but not yet reduced (caller holds mutex_).
+  [[nodiscard]] bool in_flight() const { return next_to_launch_ > reduced_; }
   void communication_loop();
   void reduce_bucket(Bucket& bucket);
 
@@ -99,7 +101,6 @@ class DdpReducer {
   std::condition_variable handed_over_;   // wakes finish_backward()
   std::size_t next_to_launch_ = 0;
   std::size_t reduced_ = 0;
-  bool issuing_ = false;    // a bucket's collective is in flight
   bool finishing_ = false;  // finish_backward() reduces what is left
   bool stopping_ = false;
   std::thread thread_;

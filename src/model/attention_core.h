@@ -1,18 +1,27 @@
-// softmax(scale * q k^T + bias) v over [B*H, T, hd] tensors, the heart of
-// every attention layer. On CPUs each thread takes whole heads: ATen's bmm
-// multiplies a batch one matrix after another, each split across every thread,
-// and at T = 256, hd = 64 those products are too small for that to pay. Per
-// head the scores also stay in cache from the product through the softmax,
-// forward and backward. Elsewhere (GPUs, bf16) it is the plain composition.
+// softmax(scale * q k^T + causal mask) v for every head, straight from the
+// qkv projection's output, the heart of every attention layer. On CPUs each
+// thread takes whole heads, and each head's q, k, v and output are strided
+// views of the [B, T, 3d] and [B, T, d] activations, so no head is copied out
+// or back in either direction. ATen's bmm would multiply a batch one matrix
+// after another, each split across every thread, and at T = 256, hd = 64 those
+// products are too small for that to pay. Per head the scores also stay in
+// cache from the product through the softmax, forward and backward. Causal
+// heads go by blocks of query rows, each against only the keys up to its last
+// row, which skips most of the masked half of the products at long T.
+// Elsewhere (GPUs, bf16) it is the plain composition.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+
 namespace hpctrain::model {
 
-// q, k, v: [N, T, hd]; bias: [T, T], added to every head's scores (e.g. -inf
-// above the diagonal), or undefined for none. Differentiable in q, k and v.
-at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
-                          double scale);
+// qkv: [B, T, 3d], laid out [q | k | v], each split into n_head heads of
+// d / n_head. Returns [B, T, d], heads side by side. causal: position i attends
+// to positions <= i only. Differentiable in qkv. query_rows: rows per block on
+// the CPU path (0 for the default, 128); tests use it to cut blocks anywhere.
+at::Tensor attention_core(const at::Tensor& qkv, std::int64_t n_head, bool causal, double scale,
+                          std::int64_t query_rows = 0);
 
 }  // namespace hpctrain::model

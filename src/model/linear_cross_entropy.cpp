@@ -27,17 +27,21 @@ void block_logits(at::Tensor& block, const at::Tensor& hidden, const at::Tensor&
   }
 }
 
-// The summed loss of a block of logits. With `scale` set, also turns the block
-// into d(mean loss)/d(logits) in place: softmax minus one-hot, times `scale`,
-// zero on ignored rows.
+// The summed loss of a block of logits, which it overwrites. With `scale` set,
+// the block becomes d(mean loss)/d(logits): softmax minus one-hot, times
+// `scale`, zero on ignored rows. The exponentials are taken once, in place, for
+// both the log-sum-exp and the softmax: they are the dearest pass over a block.
 double block_loss(at::Tensor& block, const at::Tensor& targets, const double* scale) {
   const at::Tensor valid = targets.ne(kIgnore);
   const at::Tensor picked = targets.masked_fill(~valid, 0).unsqueeze(1);
-  const at::Tensor lse = block.logsumexp(1, /*keepdim=*/true);
-  const double loss = (lse - block.gather(1, picked)).squeeze(1).masked_fill_(~valid, 0).sum().item<double>();
+  const at::Tensor picked_logit = block.gather(1, picked);
+  const at::Tensor max = block.amax(1, /*keepdim=*/true);
+  const at::Tensor sum = block.sub_(max).exp_().sum(1, /*keepdim=*/true);
+  const at::Tensor lse = sum.log().add_(max);
+  const double loss = (lse - picked_logit).squeeze(1).masked_fill_(~valid, 0).sum().item<double>();
   if (scale != nullptr) {
     const at::Tensor row_scale = valid.to(block.scalar_type()).mul_(*scale).unsqueeze(1);
-    block.sub_(lse).exp_().mul_(row_scale);
+    block.mul_(row_scale / sum);
     block.scatter_add_(1, picked, -row_scale);
   }
   return loss;

@@ -5,16 +5,14 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <limits>
 
 #include "model/attention_core.h"
+#include "model/gelu_tanh.h"
 #include "model/linear_cross_entropy.h"
 #include "model/models.h"
 
 namespace hpctrain::model {
 namespace {
-
-namespace F = torch::nn::functional;
 
 torch::nn::LayerNorm layer_norm(std::int64_t d_model) {
   return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}).eps(1e-5));
@@ -28,30 +26,16 @@ class AttentionImpl : public torch::nn::Module {
   }
 
   torch::Tensor forward(const torch::Tensor& x) {
-    const auto b = x.size(0), t = x.size(1), d = x.size(2), hd = d / n_head_;
-    const auto parts = qkv(x).view({b, t, 3, n_head_, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
-    const auto heads = [&](std::int64_t i) { return parts[i].reshape({b * n_head_, t, hd}); };
-    const auto bias = causal_ ? causal_mask(t, x.options()) : torch::Tensor();
-    const torch::Tensor y = attention_core(heads(0), heads(1), heads(2), bias, 1.0 / std::sqrt(static_cast<double>(hd)))
-                                .view({b, n_head_, t, hd});
-    return proj(y.transpose(1, 2).reshape({b, t, d}));
+    const std::int64_t head_dim = x.size(2) / n_head_;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+    return proj(attention_core(qkv(x), n_head_, causal_, scale));
   }
 
   torch::nn::Linear qkv{nullptr}, proj{nullptr};
 
  private:
-  // -inf above the diagonal, kept between calls: it depends only on T.
-  torch::Tensor causal_mask(std::int64_t t, const torch::TensorOptions& options) {
-    if (!causal_mask_.defined() || causal_mask_.size(0) != t || causal_mask_.device() != options.device() ||
-        causal_mask_.scalar_type() != options.dtype()) {
-      causal_mask_ = torch::full({t, t}, -std::numeric_limits<float>::infinity(), options).triu(1);
-    }
-    return causal_mask_;
-  }
-
   std::int64_t n_head_;
   bool causal_;
-  torch::Tensor causal_mask_;
 };
 TORCH_MODULE(Attention);
 
@@ -61,9 +45,7 @@ class MlpImpl : public torch::nn::Module {
     fc = register_module("fc", torch::nn::Linear(d_model, 4 * d_model));
     proj = register_module("proj", torch::nn::Linear(4 * d_model, d_model));
   }
-  torch::Tensor forward(const torch::Tensor& x) {
-    return proj(F::gelu(fc(x), F::GELUFuncOptions().approximate("tanh")));
-  }
+  torch::Tensor forward(const torch::Tensor& x) { return proj(gelu_tanh(fc(x))); }
   torch::nn::Linear fc{nullptr}, proj{nullptr};
 };
 TORCH_MODULE(Mlp);
@@ -124,9 +106,7 @@ class MlmHeadImpl : public torch::nn::Module {
     bias = register_parameter("bias", torch::zeros({vocab}));
   }
   // Everything before the output embedding.
-  torch::Tensor transform(const torch::Tensor& x) {
-    return ln(F::gelu(dense(x), F::GELUFuncOptions().approximate("tanh")));
-  }
+  torch::Tensor transform(const torch::Tensor& x) { return ln(gelu_tanh(dense(x))); }
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& output_embedding) {
     return torch::matmul(transform(x), output_embedding.t()) + bias;
   }

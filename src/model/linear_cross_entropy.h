@@ -5,7 +5,8 @@
 // d 256, V 8192, 2 threads). The rest is computed a block of rows at a time,
 // and each block of logits becomes its gradient while still in cache, so no
 // log-softmax output or its gradient is allocated (2 x 64 MB on the quickstart
-// GPT); the GPT's step time is unchanged by it.
+// GPT), and each block's exponentials are taken once, for both its
+// log-sum-exp and its softmax.
 #pragma once
 
 #include <ATen/core/Tensor.h>

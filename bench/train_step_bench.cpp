@@ -19,6 +19,7 @@
 #include "runtime/allocator.h"
 #include "runtime/sgemm_peak.h"
 #include "runtime/threads.h"
+#include "train/grad_clip.h"
 #include "train/optimizer.h"
 
 int main(int argc, char** argv) {
@@ -62,8 +63,7 @@ int main(int argc, char** argv) {
     const torch::Tensor l = model->loss(b.narrow(1, 0, t).contiguous(), b.narrow(1, 1, t).contiguous());
     l.backward();
     loss = l.item<double>();
-    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-    hpctrain::train::adamw_step(*optimizer);
+    hpctrain::train::adamw_step(*optimizer, hpctrain::train::grad_clip(model->parameters(), 1.0).scale);
     if (i >= warmup) timed += std::chrono::duration<double>(Clock::now() - start).count();
   }
   const double tokens_per_s = static_cast<double>(batch * t * steps) / timed;

@@ -4,14 +4,12 @@
 
 #include <ATen/Parallel.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <type_traits>
+
+#include "train/adamw_kernel.h"
 
 namespace hpctrain::train {
 namespace {
@@ -61,47 +59,25 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model,
 
 namespace {
 
-// LibTorch's rule, scalars rounded to float as ATen rounds them:
-//   p <- p * (1 - lr * wd);  m <- b1 * m + (1 - b1) * g;  v <- b2 * v + (1 - b2) * g * g
-//   p <- p - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, const torch::Tensor& param,
+void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, float grad_scale, const torch::Tensor& param,
                   const torch::Tensor& grad, torch::Tensor& exp_avg, torch::Tensor& exp_avg_sq) {
   const auto [beta1, beta2] = o.betas();
-  const auto decay = static_cast<float>(1 - o.lr() * o.weight_decay());  // exactly 1 without weight decay
-  const auto b1 = static_cast<float>(beta1), one_minus_b1 = static_cast<float>(1 - beta1);
-  const auto b2 = static_cast<float>(beta2), one_minus_b2 = static_cast<float>(1 - beta2);
-  const auto sqrt_correction2 = static_cast<float>(std::sqrt(1 - std::pow(beta2, static_cast<double>(step))));
-  const auto step_size = static_cast<float>(o.lr() / (1 - std::pow(beta1, static_cast<double>(step))));
-  const auto eps = static_cast<float>(o.eps());
-  float* __restrict p = param.data_ptr<float>();
-  const float* __restrict g = grad.data_ptr<float>();
-  float* __restrict m = exp_avg.data_ptr<float>();
-  float* __restrict v = exp_avg_sq.data_ptr<float>();
-  // Element-wise only, and the SSE lanes round exactly as the scalar tail: the
-  // result does not depend on how the range is split.
+  AdamwScalars s;
+  s.decay = static_cast<float>(1 - o.lr() * o.weight_decay());  // exactly 1 without weight decay
+  s.beta1 = static_cast<float>(beta1);
+  s.one_minus_beta1 = static_cast<float>(1 - beta1);
+  s.beta2 = static_cast<float>(beta2);
+  s.one_minus_beta2 = static_cast<float>(1 - beta2);
+  s.sqrt_correction2 = static_cast<float>(std::sqrt(1 - std::pow(beta2, static_cast<double>(step))));
+  s.step_size = static_cast<float>(o.lr() / (1 - std::pow(beta1, static_cast<double>(step))));
+  s.eps = static_cast<float>(o.eps());
+  s.grad_scale = grad_scale;
+  float* p = param.data_ptr<float>();
+  const float* g = grad.data_ptr<float>();
+  float* m = exp_avg.data_ptr<float>();
+  float* v = exp_avg_sq.data_ptr<float>();
   at::parallel_for(0, param.numel(), 1 << 15, [&](std::int64_t begin, std::int64_t end) {
-    std::int64_t i = begin;
-#if defined(__SSE2__)
-    const __m128 decay4 = _mm_set1_ps(decay), b1_4 = _mm_set1_ps(b1), c1_4 = _mm_set1_ps(one_minus_b1);
-    const __m128 b2_4 = _mm_set1_ps(b2), c2_4 = _mm_set1_ps(one_minus_b2), root4 = _mm_set1_ps(sqrt_correction2);
-    const __m128 eps4 = _mm_set1_ps(eps), step4 = _mm_set1_ps(step_size);
-    for (; i + 4 <= end; i += 4) {
-      const __m128 gi = _mm_loadu_ps(g + i);
-      const __m128 mi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(m + i), b1_4), _mm_mul_ps(c1_4, gi));
-      const __m128 vi = _mm_add_ps(_mm_mul_ps(_mm_loadu_ps(v + i), b2_4), _mm_mul_ps(_mm_mul_ps(c2_4, gi), gi));
-      const __m128 denom = _mm_add_ps(_mm_div_ps(_mm_sqrt_ps(vi), root4), eps4);
-      const __m128 pi = _mm_mul_ps(_mm_loadu_ps(p + i), decay4);
-      _mm_storeu_ps(m + i, mi);
-      _mm_storeu_ps(v + i, vi);
-      _mm_storeu_ps(p + i, _mm_sub_ps(pi, _mm_div_ps(_mm_mul_ps(step4, mi), denom)));
-    }
-#endif
-    for (; i < end; ++i) {
-      const float decayed = p[i] * decay;
-      m[i] = m[i] * b1 + one_minus_b1 * g[i];
-      v[i] = v[i] * b2 + one_minus_b2 * g[i] * g[i];
-      p[i] = decayed - step_size * m[i] / (std::sqrt(v[i]) / sqrt_correction2 + eps);
-    }
+    adamw_kernel(s, p + begin, g + begin, m + begin, v + begin, end - begin);
   });
 }
 
@@ -113,7 +89,7 @@ bool fused_step_applies(const torch::Tensor& p) {
 
 }  // namespace
 
-void adamw_step(torch::optim::AdamW& optimizer) {
+void adamw_step(torch::optim::AdamW& optimizer, float grad_scale) {
   auto& states = optimizer.state();
   using StateMap = std::remove_reference_t<decltype(states)>;
   for (const auto& group : optimizer.param_groups()) {
@@ -127,6 +103,14 @@ void adamw_step(torch::optim::AdamW& optimizer) {
                                                 s->exp_avg().scalar_type() == torch::kFloat32 &&
                                                 s->exp_avg_sq().scalar_type() == torch::kFloat32);
       if (!fused_step_applies(p) || !moments_fit || o.amsgrad()) {
+        if (grad_scale != 1) {
+          torch::NoGradGuard no_grad;
+          for (auto& g : optimizer.param_groups()) {
+            for (auto& parameter : g.params()) {
+              if (parameter.grad().defined()) parameter.mutable_grad().mul_(grad_scale);
+            }
+          }
+        }
         optimizer.step();
         return;
       }
@@ -147,7 +131,7 @@ void adamw_step(torch::optim::AdamW& optimizer) {
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
       s.step(s.step() + 1);
-      adamw_update(o, s.step(), p, p.grad(), s.exp_avg(), s.exp_avg_sq());
+      adamw_update(o, s.step(), grad_scale, p, p.grad(), s.exp_avg(), s.exp_avg_sq());
     }
   }
 }

@@ -23,12 +23,14 @@ std::string parameter_kind(const std::string& name);
 
 std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model, const config::OptimizerConfig& c);
 
-// One AdamW step, the same rule as torch::optim::AdamW::step() and on its own
-// state (so checkpoints and moment merging see no difference), but one pass
+// One AdamW step on the gradients times grad_scale (the clipping factor, see
+// train/grad_clip.h), the same rule as torch::optim::AdamW::step() and on its
+// own state (so checkpoints and moment merging see no difference), but one pass
 // over memory per parameter instead of LibTorch's chain of about ten tensor
 // ops, each a pass of its own: those cost 8% of a GPT-2-small step on 2 cores.
-// Parameters that are not contiguous float32 on the CPU take LibTorch's step.
-void adamw_step(torch::optim::AdamW& optimizer);
+// The gradients themselves are left unscaled. Parameters that are not
+// contiguous float32 on the CPU take LibTorch's step, on scaled gradients.
+void adamw_step(torch::optim::AdamW& optimizer, float grad_scale = 1);
 
 // Sets the learning rate of every group.
 void set_learning_rate(torch::optim::AdamW& optimizer, double lr);

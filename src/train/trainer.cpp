@@ -33,6 +33,7 @@
 #include "train/autocast.h"
 #include "train/batches.h"
 #include "train/generate.h"
+#include "train/grad_clip.h"
 #include "train/lr_schedule.h"
 #include "train/metrics.h"
 #include "train/optimizer.h"
@@ -326,11 +327,9 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
       step_loss += loss.item<double>() / static_cast<double>(accumulation);
     }
     if (ddp) ddp->finish_backward();
-    double grad_norm = 0;
-    if (e.optimizer.grad_clip > 0) {
-      grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), e.optimizer.grad_clip);
-    }
-    adamw_step(*optimizer);
+    GradClip clip;
+    if (e.optimizer.grad_clip > 0) clip = grad_clip(model->parameters(), e.optimizer.grad_clip);
+    adamw_step(*optimizer, clip.scale);
     if (ddap) ddap->after_step(step + 1, sampler.state().step == sampler.steps_per_epoch());
     if (ddp && par.check_replicas_every > 0 && (step + 1) % par.check_replicas_every == 0) {
       reduce::check_replicas(*model, world.comm(), step + 1);
@@ -374,7 +373,7 @@ TrainSummary run_training(const config::Experiment& e, comm::World& world, const
                          static_cast<double>(e.training.steps - step - 1);
       log.record(
           "train", step + 1,
-          {{"loss", mean_loss}, {"lr", lr}, {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu}});
+          {{"loss", mean_loss}, {"lr", lr}, {"grad_norm", clip.norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu}});
       log.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}",
                                step + 1, e.training.steps, mean_loss, lr, tokens_per_s, 100 * mfu,
                                format_duration(eta)));

@@ -2,11 +2,14 @@
 // decayed and an exempt group, state created lazily, a parameter without a
 // gradient left alone and a learning-rate change, it must track
 // torch::optim::AdamW::step() to float rounding, on the same state layout.
+// Clipping folded into the step (grad_clip's scale) must give the very bits of
+// clipping first with LibTorch's clip_grad_norm_.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <vector>
 
+#include "train/grad_clip.h"
 #include "train/optimizer.h"
 
 namespace hpctrain::train {
@@ -55,6 +58,45 @@ TEST(AdamwStepTest, TracksLibTorchsAdamW) {
   EXPECT_EQ(fused.state().size(), reference.state().size());  // the same state, by the same keys
   EXPECT_FALSE(torch::equal(ours[0], start[0]));
   EXPECT_FALSE(torch::equal(ours[2], start[2]));
+}
+
+TEST(AdamwStepTest, FoldedClippingGivesTheBitsOfClippingFirst) {
+  torch::manual_seed(6);
+  // Sizes around the kernel's vector widths and the parallel grain, so both
+  // the vector body and the scalar tails run.
+  const std::vector<torch::Tensor> start = {torch::randn({70000}), torch::randn({37}), torch::randn({16, 3})};
+  std::vector<torch::Tensor> folded, clipped;
+  for (const auto& t : start) {
+    folded.push_back(t.clone().requires_grad_());
+    clipped.push_back(t.clone().requires_grad_());
+  }
+  auto fused = make({folded[0], folded[2]}, {folded[1]});
+  auto reference = make({clipped[0], clipped[2]}, {clipped[1]});
+  // Norms of about 300: a clip at 10 scales, one at 1e6 does not.
+  for (const double max_norm : {10.0, 10.0, 1e6, 10.0}) {
+    for (std::size_t i = 0; i < start.size(); ++i) {
+      const auto g = torch::randn_like(start[i]);
+      folded[i].mutable_grad() = g.clone();
+      clipped[i].mutable_grad() = g.clone();
+    }
+    const GradClip clip = grad_clip(folded, max_norm);
+    const double norm = torch::nn::utils::clip_grad_norm_(clipped, max_norm);
+    EXPECT_EQ(clip.norm, norm);
+    EXPECT_EQ(clip.scale < 1, max_norm < norm);
+    adamw_step(fused, clip.scale);
+    adamw_step(reference);
+    for (std::size_t i = 0; i < start.size(); ++i) {
+      EXPECT_TRUE(torch::equal(folded[i], clipped[i])) << "parameter " << i << " at max_norm " << max_norm;
+    }
+  }
+  EXPECT_FALSE(torch::equal(folded[0], start[0]));
+}
+
+TEST(AdamwStepTest, GradClipWithoutGradientsIsANoOp) {
+  const auto p = torch::randn({4}).requires_grad_();
+  const GradClip clip = grad_clip({p}, 1.0);
+  EXPECT_EQ(clip.norm, 0.0);
+  EXPECT_EQ(clip.scale, 1.0F);
 }
 
 }  // namespace

@@ -1,13 +1,18 @@
 #include "model/linear_cross_entropy.h"
 
+#include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "model/cross_entropy_row.h"
 #include "model/language_model.h"
 
 namespace hpctrain::model {
@@ -29,22 +34,26 @@ void block_logits(at::Tensor& block, const at::Tensor& hidden, const at::Tensor&
 
 // The summed loss of a block of logits, which it overwrites. With `scale` set,
 // the block becomes d(mean loss)/d(logits): softmax minus one-hot, times
-// `scale`, zero on ignored rows. The exponentials are taken once, in place, for
-// both the log-sum-exp and the softmax: they are the dearest pass over a block.
+// `scale`, zero on ignored rows. One row at a time (model/cross_entropy_row),
+// in cache from the first pass over it to the last.
 double block_loss(at::Tensor& block, const at::Tensor& targets, const double* scale) {
-  const at::Tensor valid = targets.ne(kIgnore);
-  const at::Tensor picked = targets.masked_fill(~valid, 0).unsqueeze(1);
-  const at::Tensor picked_logit = block.gather(1, picked);
-  const at::Tensor max = block.amax(1, /*keepdim=*/true);
-  const at::Tensor sum = block.sub_(max).exp_().sum(1, /*keepdim=*/true);
-  const at::Tensor lse = sum.log().add_(max);
-  const double loss = (lse - picked_logit).squeeze(1).masked_fill_(~valid, 0).sum().item<double>();
-  if (scale != nullptr) {
-    const at::Tensor row_scale = valid.to(block.scalar_type()).mul_(*scale).unsqueeze(1);
-    block.mul_(row_scale / sum);
-    block.scatter_add_(1, picked, -row_scale);
-  }
-  return loss;
+  const std::int64_t rows = block.size(0);
+  const std::int64_t size = block.size(1);
+  float* logits = block.data_ptr<float>();
+  const std::int64_t* target = targets.data_ptr<std::int64_t>();
+  const float row_scale = scale != nullptr ? static_cast<float>(*scale) : 0.0F;
+  std::vector<float> losses(static_cast<std::size_t>(rows), 0.0F);
+  at::parallel_for(0, rows, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      float* row = logits + r * size;
+      if (target[r] == kIgnore) {
+        if (scale != nullptr) std::fill(row, row + size, 0.0F);
+        continue;
+      }
+      losses[static_cast<std::size_t>(r)] = cross_entropy_row(row, size, target[r], row_scale, scale != nullptr);
+    }
+  });
+  return std::accumulate(losses.begin(), losses.end(), 0.0);  // in row order, however the rows were split
 }
 
 at::Tensor mean_or_nan(double sum, std::int64_t count, const at::TensorOptions& options) {
@@ -121,7 +130,7 @@ at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weig
     return language_model_loss(logits, targets);
   }
   at::Tensor h = hidden.contiguous();
-  at::Tensor t = targets.contiguous();
+  at::Tensor t = targets.to(torch::kInt64).contiguous();
   // Masked LM: most targets are ignored; their rows cost logits and give nothing.
   const at::Tensor valid = t.ne(kIgnore);
   const std::int64_t count = valid.sum().item<std::int64_t>();
@@ -129,6 +138,15 @@ at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weig
     const at::Tensor kept = valid.nonzero().squeeze(1);
     h = h.index_select(0, kept);
     t = t.index_select(0, kept);
+  }
+  if (count > 0) {
+    // The loss reads logits at the targets without bounds checks.
+    const auto [min, max] = torch::aminmax(t);
+    const std::int64_t lowest = min.item<std::int64_t>(), highest = max.item<std::int64_t>();
+    if (lowest < 0 || highest >= weight.size(0)) {
+      throw std::out_of_range("linear_cross_entropy: target " + std::to_string(lowest < 0 ? lowest : highest) +
+                              " is outside the vocabulary [0, " + std::to_string(weight.size(0)) + ")");
+    }
   }
   const std::int64_t n = std::max<std::int64_t>(h.size(0), 1);
   // Each block's GEMM packs all of the weight again: fewer than 256 rows and that dominates.

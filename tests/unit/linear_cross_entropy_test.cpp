@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "model/language_model.h"
 
@@ -20,13 +21,13 @@ struct Inputs {
   at::Tensor hidden, weight, bias, targets;
 };
 
-Inputs make_inputs(bool with_bias, double ignored_fraction) {
+Inputs make_inputs(bool with_bias, double ignored_fraction, std::int64_t vocab = 11) {
   torch::manual_seed(3);
   Inputs in;
   in.hidden = torch::randn({37, 8});
-  in.weight = torch::randn({11, 8}) * 0.5;
-  if (with_bias) in.bias = torch::randn({11});
-  in.targets = torch::randint(11, {37}, torch::kInt64);
+  in.weight = torch::randn({vocab, 8}) * 0.5;
+  if (with_bias) in.bias = torch::randn({vocab});
+  in.targets = torch::randint(vocab, {37}, torch::kInt64);
   in.targets.masked_fill_(torch::rand({37}) < ignored_fraction, -100);
   return in;
 }
@@ -87,6 +88,20 @@ TEST(LinearCrossEntropyTest, WithoutGradientsTheLossIsTheSame) {
   const Result plain = run(in, false);
   const torch::NoGradGuard no_grad;
   expect_close(linear_cross_entropy(in.hidden, in.weight, in.bias, in.targets, 6), plain.loss, "loss");
+}
+
+TEST(LinearCrossEntropyTest, AVocabularyWiderThanTheRowKernelsLanes) {
+  // 53 logits a row: three 16-float lane groups and a tail.
+  expect_same_as_plain(make_inputs(false, 0.0, 53), 8);
+  expect_same_as_plain(make_inputs(true, 0.4, 53), 0);
+}
+
+TEST(LinearCrossEntropyTest, ATargetOutsideTheVocabularyIsAnError) {
+  Inputs in = make_inputs(false, 0.0);
+  in.targets[4] = 11;
+  EXPECT_THROW(linear_cross_entropy(in.hidden, in.weight, in.bias, in.targets), std::out_of_range);
+  in.targets[4] = -3;
+  EXPECT_THROW(linear_cross_entropy(in.hidden, in.weight, in.bias, in.targets), std::out_of_range);
 }
 
 TEST(LinearCrossEntropyTest, NoTargetsGiveNanLikeLibTorch) {

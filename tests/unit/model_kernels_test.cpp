@@ -1,13 +1,15 @@
 // The CPU kernels that replace ATen compositions in the models, against those
-// compositions: head-parallel, block-causal attention and the exponential form
-// of GELU, values and gradients.
+// compositions: head-parallel, block-causal attention, the exponential form
+// of GELU and the loss's row kernel, values and gradients.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "model/attention_core.h"
+#include "model/cross_entropy_row.h"
 #include "model/gelu_tanh.h"
 
 namespace hpctrain::model {
@@ -99,6 +101,43 @@ TEST(GeluTanhTest, NanPassesThrough) {
   EXPECT_TRUE(std::isnan(y[0].item<float>()));
   EXPECT_FALSE(std::isnan(y[1].item<float>()));
   EXPECT_TRUE(std::isnan(x.grad()[0].item<float>()));
+}
+
+// Row sizes around the 16 lanes and the 1024-element chunks, up to GPT-2's
+// vocabulary, against log-softmax and softmax in double precision.
+class CrossEntropyRow : public ::testing::TestWithParam<std::int64_t> {};
+
+TEST_P(CrossEntropyRow, MatchesDoublePrecisionLossAndGradient) {
+  const std::int64_t size = GetParam();
+  torch::manual_seed(size);
+  for (const double spread : {1.0, 30.0}) {
+    const at::Tensor logits = torch::randn({size}) * spread;
+    const std::int64_t target = size / 3;
+    const at::Tensor exact = logits.to(torch::kFloat64);
+    const double want_loss = (exact.logsumexp(0) - exact[target]).item<double>();
+    const float scale = 0.25F;
+    at::Tensor want_grad = torch::softmax(exact, 0) * scale;
+    want_grad[target] -= scale;
+
+    at::Tensor row = logits.clone();
+    const float loss = cross_entropy_row(row.data_ptr<float>(), size, target, scale, /*gradient=*/true);
+    EXPECT_NEAR(loss, want_loss, 2e-6 * std::max(1.0, std::abs(want_loss))) << "spread " << spread;
+    // Relative, but a one-logit row's gradient is exactly zero.
+    EXPECT_LE((row.to(torch::kFloat64) - want_grad).norm().item<double>(), 1e-6 * want_grad.norm().item<double>())
+        << "spread " << spread;
+
+    at::Tensor untouched = logits.clone();
+    EXPECT_EQ(cross_entropy_row(untouched.data_ptr<float>(), size, target, scale, /*gradient=*/false), loss);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Sizes, CrossEntropyRow, ::testing::Values(1, 15, 16, 17, 1023, 1040, 8192, 50304));
+
+TEST(CrossEntropyRowTest, NanLogitGivesNanLoss) {
+  for (const std::int64_t at : {5, 35}) {  // in the lanes, in the tail
+    at::Tensor row = torch::randn({40});
+    row[at] = std::numeric_limits<float>::quiet_NaN();
+    EXPECT_TRUE(std::isnan(cross_entropy_row(row.data_ptr<float>(), 40, 2, 1.0F, /*gradient=*/false))) << at;
+  }
 }
 
 }  // namespace

@@ -3,15 +3,17 @@
 // like for like at any GPT shape: a fresh random batch per step (drawn up
 // front), then gradients reset, forward, loss, backward, clipping at 1.0 (which
 // PyTorch's loop does not do) and AdamW. Prints one JSON line with tokens/s
-// over the timed steps, the step's FLOPs (6N plus attention, as the trainer
+// over the timed steps, the median step time, the step's FLOPs (6N plus attention, as the trainer
 // counts them) and MFU against the fp32 matmul peak measured in the same run.
 //
 //   build/bench/train_step_bench --layers 12 --d-model 768 --heads 12 --vocab 50304 --batch 4 --seq 128
 #include <torch/torch.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <numeric>
 #include <vector>
 
 #include "config/experiment.h"
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < warmup + steps; ++i) batches.push_back(torch::randint(vocab, {batch, t + 1}));
 
   using Clock = std::chrono::steady_clock;
-  double timed = 0;
+  std::vector<double> step_seconds;
   double loss = 0;
   for (int i = 0; i < warmup + steps; ++i) {
     const auto start = Clock::now();
@@ -64,18 +66,25 @@ int main(int argc, char** argv) {
     l.backward();
     loss = l.item<double>();
     hpctrain::train::adamw_step(*optimizer, hpctrain::train::grad_clip(model->parameters(), 1.0).scale);
-    if (i >= warmup) timed += std::chrono::duration<double>(Clock::now() - start).count();
+    if (i >= warmup) step_seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  const double tokens_per_s = static_cast<double>(batch * t * steps) / timed;
+  const double tokens_per_s =
+      static_cast<double>(batch * t * steps) / std::accumulate(step_seconds.begin(), step_seconds.end(), 0.0);
+  // The median as Python's statistics.median takes it (bench_pytorch.py's).
+  std::sort(step_seconds.begin(), step_seconds.end());
+  const std::size_t mid = step_seconds.size() / 2;
+  const double step_ms_median =
+      1e3 * (step_seconds.size() % 2 == 1 ? step_seconds[mid] : (step_seconds[mid - 1] + step_seconds[mid]) / 2);
   const double flops_per_token = model->flops_per_token(t);
   std::printf(
       "{\"layers\": %lld, \"d_model\": %lld, \"heads\": %lld, \"vocab\": %lld, \"batch\": %lld, \"seq\": %lld, "
-      "\"params\": %lld, \"threads\": %d, \"steps\": %d, \"tokens_per_s\": %.1f, \"flops_per_token\": %.0f, "
+      "\"params\": %lld, \"threads\": %d, \"steps\": %d, \"tokens_per_s\": %.1f, \"step_ms_median\": %.2f, "
+      "\"flops_per_token\": %.0f, "
       "\"achieved_gflops\": %.2f, \"sgemm_peak_gflops\": %.2f, \"mfu\": %.4f, \"final_loss\": %.4f, \"heap\": "
       "\"%s\"}\n",
       static_cast<long long>(e.model.n_layer), static_cast<long long>(e.model.d_model),
       static_cast<long long>(e.model.n_head), static_cast<long long>(vocab), static_cast<long long>(batch),
       static_cast<long long>(t), static_cast<long long>(model->parameter_count()), threads, steps, tokens_per_s,
-      flops_per_token, tokens_per_s * flops_per_token / 1e9, peak / 1e9, tokens_per_s * flops_per_token / peak, loss,
-      heap.c_str());
+      step_ms_median, flops_per_token, tokens_per_s * flops_per_token / 1e9, peak / 1e9,
+      tokens_per_s * flops_per_token / peak, loss, heap.c_str());
 }

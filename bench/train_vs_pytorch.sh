@@ -6,6 +6,8 @@
 #   GPT-2-small shape: L12 d768 H12 V50304 B4 T128
 # Both sides time the same loop on random tokens (build/bench/train_step_bench
 # is hpctrain's step; it also clips gradients, which PyTorch's loop does not).
+# A run's tokens/s is taken from its median step time, so that a burst of
+# load from elsewhere on a shared host moves it less than the mean would.
 # hpctrain and PyTorch runs alternate, ROUNDS times (default 3), and each
 # figure is the median over rounds. The ratio is the median of the rounds' own
 # ratios: a round's two runs are back to back, so the machine's drift between
@@ -29,8 +31,8 @@ run_shape() {  # NAME STEPS WARMUP SHAPE-ARGS...
     build/bench/train_step_bench "$@" --threads 2 --steps "$steps" --warmup "$warmup" >>"$work/$name.hpctrain.jsonl"
   done
 }
-run_shape tiny 10 2 --layers 4 --d-model 256 --heads 4 --vocab 8192 --batch 8 --seq 256
-run_shape gpt2-small 5 2 --layers 12 --d-model 768 --heads 12 --vocab 50304 --batch 4 --seq 128
+run_shape tiny 16 2 --layers 4 --d-model 256 --heads 4 --vocab 8192 --batch 8 --seq 256
+run_shape gpt2-small 7 2 --layers 12 --d-model 768 --heads 12 --vocab 50304 --batch 4 --seq 128
 
 data=build/bench-data/quickstart
 build/hpctrain prepare jobs/quickstart.toml --set "data.dir=$data" >/dev/null
@@ -43,16 +45,20 @@ build/hpctrain train jobs/quickstart.toml --set "data.dir=$data" --set "job.run_
 import json, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
 med = statistics.median
-print(f"{rounds} alternating rounds per shape, 2 threads, fp32; medians over rounds (ratio: of the rounds' ratios)")
+print(f"{rounds} alternating rounds per shape, 2 threads, fp32; tokens/s at the median step; medians over rounds "
+      "(ratio: of the rounds' ratios)")
 print(f"{'shape':<36} {'PyTorch tok/s':>13} {'hpctrain tok/s':>14} {'ratio':>6} {'PyTorch MFU':>11} {'hpctrain MFU':>12}")
 ok = True
 for name, label in (("tiny", "tiny GPT L4 d256 V8192 B8 T256"), ("gpt2-small", "GPT-2-small L12 d768 V50304 B4 T128")):
     pt = [json.loads(l) for l in open(f"{work}/{name}.pytorch.jsonl")]
     ours = [json.loads(l) for l in open(f"{work}/{name}.hpctrain.jsonl")]
-    # PyTorch's MFU against the peak hpctrain measured in the same round.
+    for r in pt + ours:  # tokens/s and achieved FLOP/s at the median step
+        r["tokens_per_s"] = r["batch"] * r["seq"] / (r["step_ms_median"] / 1e3)
+        r["achieved_gflops"] = r["tokens_per_s"] * r["flops_per_token"] / 1e9
+    # Both MFUs against the peak hpctrain measured in the same round.
     pt_mfu = med(p["achieved_gflops"] / o["sgemm_peak_gflops"] for p, o in zip(pt, ours))
+    mfu = med(o["achieved_gflops"] / o["sgemm_peak_gflops"] for o in ours)
     ratio = med(o["tokens_per_s"] / p["tokens_per_s"] for p, o in zip(pt, ours))
-    mfu = med(o["mfu"] for o in ours)
     print(f"{label:<36} {med(p['tokens_per_s'] for p in pt):>13.1f} {med(o['tokens_per_s'] for o in ours):>14.1f} "
           f"{ratio:>6.2f} {100 * pt_mfu:>10.1f}% {100 * mfu:>11.1f}%")
     by_round = " ".join(f"{o['tokens_per_s'] / p['tokens_per_s']:.2f}" for p, o in zip(pt, ours))

@@ -15,6 +15,13 @@ if(HPCTRAIN_WITH_TORCH)
   # Debian's LibTorch 1.13 (CPU); a LibTorch 2.x CUDA distribution works via CMAKE_PREFIX_PATH.
   find_package(Torch REQUIRED)
   message(STATUS "hpctrain: LibTorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}")
+  # LibTorch's at::parallel_for is a header template that runs in parallel only
+  # where the including code is compiled with OpenMP (_OPENMP; ATen/Config.h says
+  # AT_PARALLEL_OPENMP), and otherwise calls its body once, on one thread.
+  # Debian's Torch config does not add the flag, so every target that links
+  # LibTorch (the shared precompiled header included) gets it here.
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+  set_property(TARGET torch APPEND PROPERTY INTERFACE_LINK_LIBRARIES OpenMP::OpenMP_CXX)
 endif()
 
 # NCCL backend: on whenever CUDA and NCCL are present. Only the CUDA runtime and

@@ -1,6 +1,7 @@
 #include "model/attention_core.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/ThreadLocalState.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -61,8 +62,12 @@ class HeadParallelAttention : public torch::autograd::Function<HeadParallelAtten
     const auto mask =
         causal ? torch::full({query_rows, query_rows}, -std::numeric_limits<float>::infinity(), qkv.options()).triu(1)
                : torch::Tensor();
-    // Inside parallel_for, ATen ops and (OpenMP) OpenBLAS run on the calling thread alone.
+    // Inside parallel_for, ATen ops and (OpenMP) OpenBLAS run on the calling
+    // thread alone. The pool's threads keep their own thread-local state
+    // (grad mode on, for one), so each takes the caller's.
+    const at::ThreadLocalState caller;
     at::parallel_for(0, b * n_head, 1, [&](std::int64_t begin, std::int64_t end) {
+      const at::ThreadLocalStateGuard as_caller(caller);
       for (std::int64_t h = begin; h < end; ++h) {
         const torch::Tensor q = heads.of(qkv, h, 0), k = heads.of(qkv, h, 1), v = heads.of(qkv, h, 2);
         const torch::Tensor out = heads.of(y, h, 0);
@@ -96,7 +101,9 @@ class HeadParallelAttention : public torch::autograd::Function<HeadParallelAtten
     const Heads heads{n_head, d / n_head};
     auto dqkv = torch::empty_like(qkv);
     const std::vector<Block> blocks = blocks_of(t, causal, query_rows);
+    const at::ThreadLocalState caller;
     at::parallel_for(0, b * n_head, 1, [&](std::int64_t begin, std::int64_t end) {
+      const at::ThreadLocalStateGuard as_caller(caller);
       auto dp_buffer = torch::empty({t, t}, qkv.options());
       auto ds_buffer = torch::empty({t, t}, qkv.options());
       for (std::int64_t h = begin; h < end; ++h) {

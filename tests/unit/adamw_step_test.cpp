@@ -26,14 +26,18 @@ torch::optim::AdamW make(const std::vector<torch::Tensor>& decayed, const std::v
   return torch::optim::AdamW(std::move(groups), torch::optim::AdamWOptions(1e-2));
 }
 
+// Trainable copies of `start`, one per optimizer under comparison.
+std::vector<torch::Tensor> leaf_copies(const std::vector<torch::Tensor>& start) {
+  std::vector<torch::Tensor> copies;
+  copies.reserve(start.size());
+  for (const auto& t : start) copies.push_back(t.clone().requires_grad_());
+  return copies;
+}
+
 TEST(AdamwStepTest, TracksLibTorchsAdamW) {
   torch::manual_seed(5);
   const std::vector<torch::Tensor> start = {torch::randn({300, 70}), torch::randn({70}), torch::randn({5, 3})};
-  std::vector<torch::Tensor> ours, theirs;
-  for (const auto& t : start) {
-    ours.push_back(t.clone().requires_grad_());
-    theirs.push_back(t.clone().requires_grad_());
-  }
+  const std::vector<torch::Tensor> ours = leaf_copies(start), theirs = leaf_copies(start);
   auto fused = make({ours[0], ours[2]}, {ours[1]});
   auto reference = make({theirs[0], theirs[2]}, {theirs[1]});
   for (int step = 0; step < 6; ++step) {
@@ -65,11 +69,7 @@ TEST(AdamwStepTest, FoldedClippingGivesTheBitsOfClippingFirst) {
   // Sizes around the kernel's vector widths and the parallel grain, so both
   // the vector body and the scalar tails run.
   const std::vector<torch::Tensor> start = {torch::randn({70000}), torch::randn({37}), torch::randn({16, 3})};
-  std::vector<torch::Tensor> folded, clipped;
-  for (const auto& t : start) {
-    folded.push_back(t.clone().requires_grad_());
-    clipped.push_back(t.clone().requires_grad_());
-  }
+  const std::vector<torch::Tensor> folded = leaf_copies(start), clipped = leaf_copies(start);
   auto fused = make({folded[0], folded[2]}, {folded[1]});
   auto reference = make({clipped[0], clipped[2]}, {clipped[1]});
   // Norms of about 300: a clip at 10 scales, one at 1e6 does not.

@@ -3,5 +3,5 @@
 add_library(hpctrain_warnings INTERFACE)
 target_compile_options(hpctrain_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
-  -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough
+  -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough -Werror=switch
   $<$<BOOL:${HPCTRAIN_WERROR}>:-Werror>)

@@ -12,23 +12,36 @@
 
 #include "config/config_error.h"
 #include "config/section_reader.h"
+#include "config/toml_input.h"
+#include "support/text.h"
 
 namespace hpctrain::config {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::size_t kMaxOverrideBytes = std::size_t{64} << 10;
 std::vector<std::string> section_names() {
   return {"job",      "model", "data",    "optimizer",  "schedule", "training",
           "parallel", "eval",  "logging", "checkpoint", "slurm",    "sweep"};
 }
 
 toml::table parse_file(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) throw ConfigError(fmt::format("{}: no such experiment file", path));
-  try {
-    return toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw ConfigError(fmt::format("{}: {}", location(e.source()), e.description()));
+  if (!std::filesystem::exists(path)) throw ConfigError(fmt::format("{}: no such experiment file", path));
+  return parse_toml_file(path);
+}
+
+// Where the cross-key check of KEYS finds its values: their file:line:column
+// or --set, or the experiment file when every one is a default.
+std::string origins(const toml::table& root, const std::string& path,
+                    std::initializer_list<std::pair<const char*, const char*>> keys) {
+  std::vector<std::string> found;
+  for (const auto& [section, key] : keys) {
+    const toml::node* node = root.at_path(std::string(section) + "." + key).node();
+    if (node == nullptr) continue;
+    const std::string where = location(node->source());
+    if (std::find(found.begin(), found.end(), where) == found.end()) found.push_back(where);
   }
+  return found.empty() ? path : fmt::format("{}", fmt::join(found, ", "));
 }
 
 // A TOML basic string holding `text` exactly.
@@ -55,20 +68,45 @@ void apply_override(toml::table& root, const std::string& text) {
   const auto dot = key_path.find('.');
   if (eq == std::string::npos || dot == std::string::npos || key_path.find('.', dot + 1) != std::string::npos ||
       dot == 0 || dot + 1 == key_path.size()) {
-    throw ConfigError(fmt::format("--set {}: expected section.key=value", text));
+    throw ConfigError(fmt::format("--set {}: expected section.key=value", support::printable(text)));
   }
   const std::string section = key_path.substr(0, dot);
   const std::string key = key_path.substr(dot + 1);
   const std::string value = text.substr(eq + 1);
-  const std::string origin = "--set " + text;
+  const std::string origin = "--set " + support::printable(text);
+  const std::vector<std::string> sections = section_names();
+  if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+    const std::string hint = closest_match(section, sections);
+    throw ConfigError(fmt::format("{}: unknown section [{}]{}", origin, section,
+                                  hint.empty() ? "" : fmt::format(" (did you mean [{}]?)", hint)));
+  }
   if (!root.contains(section)) root.insert(section, toml::table{});
   toml::table* target = root.get(section)->as_table();
   if (target == nullptr) throw ConfigError(fmt::format("{}: [{}] is not a table", origin, section));
+  if (value.size() > kMaxOverrideBytes) {
+    throw ConfigError(
+        fmt::format("{}: a value of {} bytes, more than {}", origin.substr(0, 64), value.size(), kMaxOverrideBytes));
+  }
   toml::table parsed;
   try {
+    check_toml_limits("v = " + value, origin);
     parsed = toml::parse("v = " + value, origin);
+  } catch (const ConfigError&) {
+    throw;
   } catch (const toml::parse_error&) {
-    parsed = toml::parse("v = " + toml_string(value), origin);
+    // Not TOML: the value is a bare string (whose control characters, newlines
+    // included, toml_string escapes; invalid UTF-8 stays invalid).
+    try {
+      parsed = toml::parse("v = " + toml_string(value), origin);
+    } catch (const toml::parse_error& e) {
+      throw ConfigError(fmt::format("{}: neither a TOML value nor a string: {}", origin, e.description()));
+    }
+  }
+  // "1\nc = 2" parses as two keys: a value must be one TOML value.
+  if (parsed.size() != 1 || !parsed.contains("v")) {
+    throw ConfigError(
+        fmt::format("{}: the value is more than one TOML value (a newline?); quote it to set a string: {}.{}='\"...\"'",
+                    origin, section, key));
   }
   // Moves the parsed node out of `parsed` (ours, about to die): a move keeps its
   // source region, the --set origin of later errors, which a copy would drop.
@@ -100,6 +138,9 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   e.job.name = job.string("name", std::filesystem::path(path).stem().string());
   e.job.seed = static_cast<std::uint64_t>(job.integer("seed", 1234, 0, kMax));
   e.job.run_dir = job.string("run_dir", "runs/" + e.job.name);
+  if (e.job.run_dir.empty()) {
+    throw ConfigError(fmt::format("{}: job.run_dir is empty", origins(root, path, {{"job", "run_dir"}})));
+  }
   job.finish();
 
   SectionReader data(root, "data", resolved);
@@ -107,16 +148,17 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   d.sources = data.strings("sources", d.sources);
   d.glob = data.string("glob", d.glob);
   d.recursive = data.boolean("recursive", d.recursive);
-  d.format = data.choice("format", d.format, {"auto", "text", "jsonl"});
+  d.format = data.choice("format", d.format);
   d.text_field = data.string("text_field", d.text_field);
-  d.on_bad_input = data.choice("on_bad_input", d.on_bad_input, {"skip", "error"});
+  d.on_bad_input = data.choice("on_bad_input", d.on_bad_input);
   d.min_document_bytes = data.integer("min_document_bytes", d.min_document_bytes, 0, kMax);
   d.max_document_bytes = data.integer("max_document_bytes", d.max_document_bytes, 1, kMax);
   d.deduplicate = data.boolean("deduplicate", d.deduplicate);
   d.validation_fraction = data.number("validation_fraction", d.validation_fraction, 0.0, 0.5);
   d.dir = data.string("dir", "data/" + e.job.name);
+  if (d.dir.empty()) throw ConfigError(fmt::format("{}: data.dir is empty", origins(root, path, {{"data", "dir"}})));
   d.tokenizer = data.string("tokenizer", d.tokenizer);
-  d.tokenizer_model = data.choice("tokenizer_model", d.tokenizer_model, {"bpe", "unigram"});
+  d.tokenizer_model = data.choice("tokenizer_model", d.tokenizer_model);
   d.vocab_size = data.integer("vocab_size", d.vocab_size, 300, 1 << 20);
   d.tokenizer_max_lines = data.integer("tokenizer_max_lines", d.tokenizer_max_lines, 1000, kMax);
   d.threads = data.integer("threads", d.threads, 0, 1024);
@@ -126,17 +168,19 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   d.mlm_random_fraction = data.number("mlm_random_fraction", d.mlm_random_fraction, 0.0, 1.0);
   data.finish();
   if (d.mlm_mask_fraction + d.mlm_random_fraction > 1.0) {
-    throw ConfigError(fmt::format("{}: data.mlm_mask_fraction + data.mlm_random_fraction = {} exceeds 1", path,
+    throw ConfigError(fmt::format("{}: data.mlm_mask_fraction + data.mlm_random_fraction = {} exceeds 1",
+                                  origins(root, path, {{"data", "mlm_mask_fraction"}, {"data", "mlm_random_fraction"}}),
                                   d.mlm_mask_fraction + d.mlm_random_fraction));
   }
   if (d.min_document_bytes > d.max_document_bytes) {
-    throw ConfigError(fmt::format("{}: data.min_document_bytes {} exceeds data.max_document_bytes {}", path,
+    throw ConfigError(fmt::format("{}: data.min_document_bytes {} exceeds data.max_document_bytes {}",
+                                  origins(root, path, {{"data", "min_document_bytes"}, {"data", "max_document_bytes"}}),
                                   d.min_document_bytes, d.max_document_bytes));
   }
 
   SectionReader model(root, "model", resolved);
   ModelConfig& m = e.model;
-  m.kind = model.choice("kind", m.kind, {"gpt", "bert", "mlp"});
+  m.kind = model.choice("kind", m.kind);
   m.n_layer = model.integer("n_layer", m.n_layer, 1, 1024);
   m.n_head = model.integer("n_head", m.n_head, 1, 1024);
   m.d_model = model.integer("d_model", m.d_model, 1, 1 << 16);
@@ -144,12 +188,14 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   m.init_std = model.number("init_std", m.init_std, 0.0, 1.0);
   model.finish();
   if (m.d_model % m.n_head != 0) {
-    throw ConfigError(
-        fmt::format("{}: model.d_model {} is not a multiple of model.n_head {}", path, m.d_model, m.n_head));
+    throw ConfigError(fmt::format("{}: model.d_model {} is not a multiple of model.n_head {}",
+                                  origins(root, path, {{"model", "d_model"}, {"model", "n_head"}}), m.d_model,
+                                  m.n_head));
   }
   if (m.max_seq_len < d.seq_len) {
-    throw ConfigError(
-        fmt::format("{}: model.max_seq_len {} is shorter than data.seq_len {}", path, m.max_seq_len, d.seq_len));
+    throw ConfigError(fmt::format("{}: model.max_seq_len {} is shorter than data.seq_len {}",
+                                  origins(root, path, {{"model", "max_seq_len"}, {"data", "seq_len"}}), m.max_seq_len,
+                                  d.seq_len));
   }
 
   SectionReader optimizer(root, "optimizer", resolved);
@@ -160,17 +206,13 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   o.beta2 = optimizer.number("beta2", o.beta2, 0.0, 0.999999);
   o.eps = optimizer.number("eps", o.eps, 0.0, 1.0);
   o.grad_clip = optimizer.number("grad_clip", o.grad_clip, 0.0, 1e9);
-  o.no_decay = optimizer.strings("no_decay", o.no_decay);
-  for (const auto& kind : o.no_decay) {
-    if (kind != "bias" && kind != "norm" && kind != "embedding") {
-      throw ConfigError(fmt::format("{}: optimizer.no_decay: '{}' is not one of bias, norm, embedding", path, kind));
-    }
-  }
+  o.no_decay = optimizer.choices("no_decay", o.no_decay,
+                                  {ParameterKind::kBias, ParameterKind::kNorm, ParameterKind::kEmbedding});
   optimizer.finish();
 
   SectionReader schedule(root, "schedule", resolved);
   e.schedule.warmup_steps = schedule.integer("warmup_steps", e.schedule.warmup_steps, 0, kMax);
-  e.schedule.decay = schedule.choice("decay", e.schedule.decay, {"cosine", "linear", "constant"});
+  e.schedule.decay = schedule.choice("decay", e.schedule.decay);
   e.schedule.min_lr_ratio = schedule.number("min_lr_ratio", e.schedule.min_lr_ratio, 0.0, 1.0);
   schedule.finish();
 
@@ -179,15 +221,15 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   t.steps = training.integer("steps", t.steps, 0, kMax);
   t.batch_size = training.integer("batch_size", t.batch_size, 1, 1 << 24);
   t.micro_batch_size = training.integer("micro_batch_size", t.micro_batch_size, 1, 1 << 24);
-  t.precision = training.choice("precision", t.precision, {"fp32", "bf16"});
-  t.device = training.choice("device", t.device, {"auto", "cpu", "cuda"});
+  t.precision = training.choice("precision", t.precision);
+  t.device = training.choice("device", t.device);
   t.threads = training.integer("threads", t.threads, 0, 1024);
   t.stop_after = training.integer("stop_after", t.stop_after, 0, kMax);
   training.finish();
 
   SectionReader parallel(root, "parallel", resolved);
   ParallelConfig& p = e.parallel;
-  p.reducer = parallel.choice("reducer", p.reducer, {"ddp", "ddap"});
+  p.reducer = parallel.choice("reducer", p.reducer);
   p.collective_timeout_s = parallel.number("collective_timeout_s", p.collective_timeout_s, 1, 1e6);
   p.first_bucket_mb = parallel.number("first_bucket_mb", p.first_bucket_mb, 0.001, 1e5);
   p.bucket_cap_mb = parallel.number("bucket_cap_mb", p.bucket_cap_mb, 0.001, 1e5);
@@ -195,8 +237,8 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   p.bf16_compression = parallel.boolean("bf16_compression", p.bf16_compression);
   p.check_replicas_every = parallel.integer("check_replicas_every", p.check_replicas_every, 0, kMax);
   p.merge_every = parallel.integer("merge_every", p.merge_every, 1, kMax);
-  p.merge = parallel.choice("merge", p.merge, {"average", "ties", "diloco"});
-  p.merge_mode = parallel.choice("merge_mode", p.merge_mode, {"blocking", "overlapped"});
+  p.merge = parallel.choice("merge", p.merge);
+  p.merge_mode = parallel.choice("merge_mode", p.merge_mode);
   p.merge_delay = parallel.integer("merge_delay", p.merge_delay, 0, kMax);
   p.merge_moments = parallel.boolean("merge_moments", p.merge_moments);
   p.outer_lr = parallel.number("outer_lr", p.outer_lr, 0.0, 100.0);
@@ -222,8 +264,10 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   c.interval = checkpoint.integer("interval", c.interval, 0, kMax);
   c.keep = checkpoint.integer("keep", c.keep, 0, kMax);
   c.async = checkpoint.boolean("async", c.async);
-  c.resume = checkpoint.string("resume", c.resume);
-  c.signal = checkpoint.choice("signal", c.signal, {"USR1", "USR2", "TERM"});
+  const std::string resume = checkpoint.string("resume", "auto");
+  c.resume = resume == "auto" ? ResumeMode::kAuto : resume == "never" ? ResumeMode::kNever : ResumeMode::kFile;
+  if (c.resume == ResumeMode::kFile) c.resume_file = resume;
+  c.signal = checkpoint.choice("signal", c.signal);
   checkpoint.finish();
 
   // [slurm] and [sweep] belong to jobgen; the trainer accepts them as they are.
@@ -244,6 +288,10 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
 
 }  // namespace
 
+Experiment resolve_experiment(toml::table table, const std::string& path, const std::vector<std::string>& overrides) {
+  return resolve(std::move(table), path, overrides);
+}
+
 toml::table load_experiment_table(const std::string& path, const std::vector<std::string>& overrides) {
   toml::table root = parse_file(path);
   for (const auto& o : overrides) apply_override(root, o);
@@ -256,11 +304,7 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 
 Experiment load_experiment_text(const std::string& text, const std::string& origin,
                                 const std::vector<std::string>& overrides) {
-  try {
-    return resolve(toml::parse(text, origin), origin, overrides);
-  } catch (const toml::parse_error& e) {
-    throw ConfigError(fmt::format("{}: {}", location(e.source()), e.description()));
-  }
+  return resolve(parse_toml_text(text, origin), origin, overrides);
 }
 
 }  // namespace hpctrain::config

@@ -7,7 +7,84 @@
 #include <string>
 #include <vector>
 
+#include "config/choices.h"
+
 namespace hpctrain::config {
+
+enum class DataFormat { kAuto, kText, kJsonl };  // auto: by file extension
+enum class BadInput { kSkip, kError };
+enum class TokenizerKind { kBpe, kUnigram };
+enum class ModelKind { kGpt, kBert, kMlp };
+// What a parameter is, from its name (model::parameter_kind): weight decay exempts kinds.
+enum class ParameterKind { kWeight, kBias, kNorm, kEmbedding };
+enum class Decay { kCosine, kLinear, kConstant };
+enum class Precision { kFp32, kBf16 };
+enum class Device { kAuto, kCpu, kCuda };
+enum class ReducerKind { kDdp, kDdap };
+enum class MergeKind { kAverage, kTies, kDiloco };
+enum class MergeMode { kBlocking, kOverlapped };
+enum class Signal { kUsr1, kUsr2, kTerm };
+enum class ResumeMode { kAuto, kNever, kFile };
+
+template <>
+struct ChoiceTable<DataFormat> {
+  static constexpr std::array<Choice<DataFormat>, 3> entries{
+      {{"auto", DataFormat::kAuto}, {"text", DataFormat::kText}, {"jsonl", DataFormat::kJsonl}}};
+};
+template <>
+struct ChoiceTable<BadInput> {
+  static constexpr std::array<Choice<BadInput>, 2> entries{{{"skip", BadInput::kSkip}, {"error", BadInput::kError}}};
+};
+template <>
+struct ChoiceTable<TokenizerKind> {
+  static constexpr std::array<Choice<TokenizerKind>, 2> entries{
+      {{"bpe", TokenizerKind::kBpe}, {"unigram", TokenizerKind::kUnigram}}};
+};
+template <>
+struct ChoiceTable<ModelKind> {
+  static constexpr std::array<Choice<ModelKind>, 3> entries{
+      {{"gpt", ModelKind::kGpt}, {"bert", ModelKind::kBert}, {"mlp", ModelKind::kMlp}}};
+};
+template <>
+struct ChoiceTable<ParameterKind> {
+  static constexpr std::array<Choice<ParameterKind>, 4> entries{{{"weight", ParameterKind::kWeight},
+                                                                  {"bias", ParameterKind::kBias},
+                                                                  {"norm", ParameterKind::kNorm},
+                                                                  {"embedding", ParameterKind::kEmbedding}}};
+};
+template <>
+struct ChoiceTable<Decay> {
+  static constexpr std::array<Choice<Decay>, 3> entries{
+      {{"cosine", Decay::kCosine}, {"linear", Decay::kLinear}, {"constant", Decay::kConstant}}};
+};
+template <>
+struct ChoiceTable<Precision> {
+  static constexpr std::array<Choice<Precision>, 2> entries{{{"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}}};
+};
+template <>
+struct ChoiceTable<Device> {
+  static constexpr std::array<Choice<Device>, 3> entries{
+      {{"auto", Device::kAuto}, {"cpu", Device::kCpu}, {"cuda", Device::kCuda}}};
+};
+template <>
+struct ChoiceTable<ReducerKind> {
+  static constexpr std::array<Choice<ReducerKind>, 2> entries{{{"ddp", ReducerKind::kDdp}, {"ddap", ReducerKind::kDdap}}};
+};
+template <>
+struct ChoiceTable<MergeKind> {
+  static constexpr std::array<Choice<MergeKind>, 3> entries{
+      {{"average", MergeKind::kAverage}, {"ties", MergeKind::kTies}, {"diloco", MergeKind::kDiloco}}};
+};
+template <>
+struct ChoiceTable<MergeMode> {
+  static constexpr std::array<Choice<MergeMode>, 2> entries{
+      {{"blocking", MergeMode::kBlocking}, {"overlapped", MergeMode::kOverlapped}}};
+};
+template <>
+struct ChoiceTable<Signal> {
+  static constexpr std::array<Choice<Signal>, 3> entries{
+      {{"USR1", Signal::kUsr1}, {"USR2", Signal::kUsr2}, {"TERM", Signal::kTerm}}};
+};
 
 struct JobConfig {
   std::string name;  // default: the experiment file's stem
@@ -21,16 +98,16 @@ struct DataConfig {
   std::vector<std::string> sources{"@python-stdlib"};
   std::string glob = "*";  // file-name pattern inside directories
   bool recursive = true;
-  std::string format = "auto";        // auto (by extension), text, jsonl
-  std::string text_field = "text";    // the JSONL field holding the document
-  std::string on_bad_input = "skip";  // skip (and count) or error
+  DataFormat format = DataFormat::kAuto;
+  std::string text_field = "text";  // the JSONL field holding the document
+  BadInput on_bad_input = BadInput::kSkip;  // skip (and count) or error
   std::int64_t min_document_bytes = 1;
   std::int64_t max_document_bytes = 1 << 20;
   bool deduplicate = true;
   double validation_fraction = 0.05;    // of documents, chosen by content hash
   std::string dir;                      // prepared data set; default: data/<name>
-  std::string tokenizer = "train";      // "train" or the path of a SentencePiece .model
-  std::string tokenizer_model = "bpe";  // bpe or unigram
+  std::string tokenizer = "train";  // "train" or the path of a SentencePiece .model
+  TokenizerKind tokenizer_model = TokenizerKind::kBpe;
   std::int64_t vocab_size = 8192;
   std::int64_t tokenizer_max_lines = 400000;  // lines sampled to train the tokenizer
   std::int64_t threads = 0;                   // 0: every core
@@ -38,10 +115,12 @@ struct DataConfig {
   double mlm_probability = 0.15;     // of non-special tokens
   double mlm_mask_fraction = 0.8;    // of chosen tokens: replaced by the mask token
   double mlm_random_fraction = 0.1;  // ... by a random token; the rest are kept
+
+  [[nodiscard]] bool trains_tokenizer() const { return tokenizer == "train"; }
 };
 
 struct ModelConfig {
-  std::string kind = "gpt";  // gpt (causal LM), bert (MLM encoder), mlp (seed 003's MLP LM)
+  ModelKind kind = ModelKind::kGpt;  // gpt (causal LM), bert (MLM encoder), mlp (a next-token MLP over a window)
   std::int64_t n_layer = 4;
   std::int64_t n_head = 4;
   std::int64_t d_model = 256;
@@ -56,13 +135,13 @@ struct OptimizerConfig {
   double beta2 = 0.95;
   double eps = 1e-8;
   double grad_clip = 1.0;  // global-norm clip; 0 turns it off
-  // Parameter kinds exempt from weight decay: any of "bias", "norm", "embedding".
-  std::vector<std::string> no_decay{"bias", "norm", "embedding"};
+  // Parameter kinds exempt from weight decay.
+  std::vector<ParameterKind> no_decay{ParameterKind::kBias, ParameterKind::kNorm, ParameterKind::kEmbedding};
 };
 
 struct ScheduleConfig {
   std::int64_t warmup_steps = 100;
-  std::string decay = "cosine";  // cosine, linear or constant, after warm-up
+  Decay decay = Decay::kCosine;  // after warm-up
   double min_lr_ratio = 0.1;     // the decay ends at lr * min_lr_ratio
 };
 
@@ -70,8 +149,8 @@ struct TrainingConfig {
   std::int64_t steps = 1000;
   std::int64_t batch_size = 16;       // global: samples per optimizer step over all ranks
   std::int64_t micro_batch_size = 8;  // per rank per forward/backward; the rest is accumulation
-  std::string precision = "fp32";     // fp32, or bf16 autocast with fp32 master weights
-  std::string device = "auto";        // auto, cpu, cuda
+  Precision precision = Precision::kFp32;  // or bf16 autocast with fp32 master weights
+  Device device = Device::kAuto;
   std::int64_t threads = 0;           // per rank; 0: SLURM_CPUS_PER_TASK or cores / local ranks
   std::int64_t stop_after = 0;        // stop with a checkpoint after this step (time-sliced jobs); 0: never
 };
@@ -83,14 +162,21 @@ struct EvalConfig {
   std::int64_t sample_tokens = 64;
   double temperature = 0.8;
   std::int64_t top_k = 40;
+
+  // After step `step` (counted from 1): every `interval` steps, and after the last.
+  [[nodiscard]] bool should_eval(std::int64_t step, bool last) const {
+    return last || (interval > 0 && step % interval == 0);
+  }
 };
 
 struct LoggingConfig {
   std::int64_t interval = 10;  // steps between metric records
+
+  [[nodiscard]] bool should_log(std::int64_t step, bool last) const { return last || step % interval == 0; }
 };
 
 struct ParallelConfig {
-  std::string reducer = "ddp";  // ddp (synchronous) or ddap (asynchronous)
+  ReducerKind reducer = ReducerKind::kDdp;  // synchronous or asynchronous
   double collective_timeout_s = 300;
   // ddp
   double first_bucket_mb = 1;
@@ -100,8 +186,8 @@ struct ParallelConfig {
   std::int64_t check_replicas_every = 100;  // steps; 0 turns the divergence check off
   // ddap
   std::int64_t merge_every = 16;        // H
-  std::string merge = "average";        // average, ties, diloco
-  std::string merge_mode = "blocking";  // blocking or overlapped
+  MergeKind merge = MergeKind::kAverage;
+  MergeMode merge_mode = MergeMode::kBlocking;
   std::int64_t merge_delay = 1;         // k: steps an overlapped merge stays in flight
   bool merge_moments = false;           // merge AdamW's moments with the weights
   double outer_lr = 0.7;                // diloco
@@ -114,8 +200,14 @@ struct CheckpointConfig {
   std::int64_t interval = 500;  // steps between checkpoints; 0: only at the end and on preemption
   std::int64_t keep = 3;        // newest checkpoints kept; 0 keeps all
   bool async = true;            // write on a background thread while training goes on
-  std::string resume = "auto";  // auto (newest that verifies), never, or a checkpoint file
-  std::string signal = "USR1";  // USR1, USR2 or TERM
+  ResumeMode resume = ResumeMode::kAuto;  // auto (newest that verifies), never, or a file
+  std::string resume_file;                // resume = kFile
+  Signal signal = Signal::kUsr1;
+
+  // After step `step`: every `interval` steps, and after the last (a stop asks for one too).
+  [[nodiscard]] bool should_checkpoint(std::int64_t step, bool last) const {
+    return last || (interval > 0 && step % interval == 0);
+  }
 };
 
 // The exit status of a run stopped by the preemption signal after writing its

@@ -128,6 +128,21 @@ std::vector<std::string> SectionReader::strings(const std::string& key, const st
   return value;
 }
 
+std::vector<std::string> SectionReader::strings_of(const std::string& key, const std::vector<std::string>& fallback,
+                                                   const std::vector<std::string>& allowed) {
+  std::vector<std::string> value = strings(key, fallback);
+  const toml::node* node = table_ != nullptr ? table_->get(key) : nullptr;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (std::find(allowed.begin(), allowed.end(), value[i]) != allowed.end()) continue;
+    const toml::node* at = node != nullptr && node->as_array() != nullptr ? node->as_array()->get(i) : node;
+    const std::string hint = closest_match(value[i], allowed);
+    fail(at != nullptr ? *at : *node, key,
+         fmt::format("'{}' is not one of {}{}", value[i], fmt::join(allowed, ", "),
+                     hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
+  }
+  return value;
+}
+
 void SectionReader::finish() const {
   if (table_ == nullptr) return;
   const std::vector<std::string> candidates(known_.begin(), known_.end());

@@ -6,6 +6,8 @@
 
 #include <toml++/toml.h>
 
+#include "config/choices.h"
+
 #include <cstdint>
 #include <set>
 #include <string>
@@ -22,12 +24,45 @@ class SectionReader {
   bool boolean(const std::string& key, bool fallback);
   std::string string(const std::string& key, const std::string& fallback);
   std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed);
+  // One of E's names (config/choices.h), as its enum value.
+  template <class E>
+  E choice(const std::string& key, E fallback) {
+    const std::string name = choice(key, std::string(name_of(fallback)), names<E>());
+    for (const auto& c : ChoiceTable<E>::entries) {
+      if (c.name == name) return c.value;
+    }
+    return fallback;  // unreachable: choice() accepted only these names
+  }
+  // An array of E's names.
+  template <class E>
+  std::vector<E> choices(const std::string& key, const std::vector<E>& fallback, const std::vector<E>& allowed) {
+    std::vector<std::string> names_in;
+    for (const E e : fallback) names_in.emplace_back(name_of(e));
+    std::vector<std::string> allowed_names;
+    for (const E e : allowed) allowed_names.emplace_back(name_of(e));
+    std::vector<E> out;
+    for (const auto& name : strings_of(key, names_in, allowed_names)) {
+      for (const auto& c : ChoiceTable<E>::entries) {
+        if (c.name == name) out.push_back(c.value);
+      }
+    }
+    return out;
+  }
   std::vector<std::string> strings(const std::string& key, const std::vector<std::string>& fallback);
 
   // Throws on any key of the section that no accessor asked for.
   void finish() const;
 
  private:
+  template <class E>
+  static std::vector<std::string> names() {
+    std::vector<std::string> out;
+    for (const auto& c : ChoiceTable<E>::entries) out.emplace_back(c.name);
+    return out;
+  }
+  // strings(), each one of `allowed` (an error names the element otherwise).
+  std::vector<std::string> strings_of(const std::string& key, const std::vector<std::string>& fallback,
+                                      const std::vector<std::string>& allowed);
   [[noreturn]] void fail(const toml::node& node, const std::string& key, const std::string& what) const;
   const toml::node* find(const std::string& key);
 

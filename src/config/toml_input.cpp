@@ -1,0 +1,211 @@
+#include "config/toml_input.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "config/config_error.h"
+#include "support/bounded_file.h"
+#include "support/text.h"
+
+namespace hpctrain::config {
+namespace {
+
+// One pass over TOML text that tracks where nesting comes from. Outside
+// strings and comments: a line starting with '[' is a table header whose
+// dotted key sets the table's depth; a key before '=' adds its dots; in a
+// value, '[' and '{' nest, and inside an inline table a key's dots nest too.
+// Strings ("...", '...', and the triple-quoted multi-line forms) and comments
+// are skipped whole. Malformed text only has to end the scan, not be judged:
+// the parser reports it.
+class DepthScanner {
+ public:
+  DepthScanner(std::string_view text, const std::string& origin) : text_(text), origin_(origin) {}
+
+  void run() {
+    while (i_ < text_.size()) {
+      skip_blank_lines();
+      if (i_ >= text_.size()) break;
+      if (text_[i_] == '[') {
+        header();
+      } else {
+        key_value();
+      }
+    }
+  }
+
+ private:
+  [[nodiscard]] bool at(std::string_view s) const { return text_.compare(i_, s.size(), s) == 0; }
+
+  void skip_blank_lines() {
+    while (i_ < text_.size()) {
+      const char c = text_[i_];
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+        ++i_;
+      } else if (c == '#') {
+        skip_comment();
+      } else {
+        break;
+      }
+    }
+  }
+
+  void skip_comment() {
+    while (i_ < text_.size() && text_[i_] != '\n') ++i_;
+  }
+
+  // At a quote: skips the whole string, whichever of TOML's four kinds.
+  void skip_string() {
+    const char quote = text_[i_];
+    const std::string triple(3, quote);
+    if (at(triple)) {
+      i_ += 3;
+      while (i_ < text_.size() && !at(triple)) i_ += (quote == '"' && text_[i_] == '\\') ? 2 : 1;
+      i_ += 3;
+      // A multi-line string may end in up to two more quotes ("""a"""" is a"").
+      while (i_ < text_.size() && text_[i_] == quote) ++i_;
+      return;
+    }
+    ++i_;
+    while (i_ < text_.size() && text_[i_] != quote && text_[i_] != '\n') {
+      i_ += (quote == '"' && text_[i_] == '\\') ? 2 : 1;
+    }
+    ++i_;
+  }
+
+  void check(int depth) const {
+    if (depth <= kMaxTomlDepth) return;
+    std::size_t line = 1;
+    std::size_t column = 1;
+    for (std::size_t k = 0; k < i_ && k < text_.size(); ++k) {
+      if (text_[k] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    throw ConfigError(fmt::format("{}:{}:{}: tables, keys, arrays and inline tables nest deeper than {}", origin_, line,
+                                  column, kMaxTomlDepth));
+  }
+
+  // [a.b.c] or [[a.b.c]]: the depth of the keys that follow.
+  void header() {
+    ++i_;
+    if (i_ < text_.size() && text_[i_] == '[') ++i_;
+    table_depth_ = 1;
+    while (i_ < text_.size() && text_[i_] != ']' && text_[i_] != '\n') {
+      if (text_[i_] == '"' || text_[i_] == '\'') {
+        skip_string();
+        continue;
+      }
+      if (text_[i_] == '.') check(++table_depth_);
+      ++i_;
+    }
+    while (i_ < text_.size() && text_[i_] == ']') ++i_;
+    check(table_depth_);
+  }
+
+  // Counts the dots of a key up to '=': the tables a dotted key opens (its
+  // last part names a value, not a table).
+  int key(int base) {
+    int depth = 0;
+    while (i_ < text_.size() && text_[i_] != '=' && text_[i_] != '\n' && text_[i_] != '}' && text_[i_] != ',') {
+      if (text_[i_] == '"' || text_[i_] == '\'') {
+        skip_string();
+        continue;
+      }
+      if (text_[i_] == '.') check(base + ++depth);
+      ++i_;
+    }
+    return depth;
+  }
+
+  void key_value() {
+    const int depth = table_depth_ + key(table_depth_);
+    check(depth);
+    if (i_ < text_.size() && text_[i_] == '=') ++i_;
+    value(depth);
+  }
+
+  struct Open {
+    char kind;  // '[' or '{'
+    int depth;  // of its contents
+  };
+
+  // A value (possibly spanning lines inside arrays) at `base` depth.
+  void value(int base) {
+    std::vector<Open> open;
+    while (i_ < text_.size()) {
+      const char c = text_[i_];
+      if (c == '\n' && open.empty()) return;
+      if (c == '"' || c == '\'') {
+        skip_string();
+      } else if (c == '#') {
+        skip_comment();
+      } else if (c == '[' || c == '{') {
+        const int depth = (open.empty() ? base : open.back().depth) + 1;
+        check(depth);
+        open.push_back({c, depth});
+        ++i_;
+        if (c == '{') inline_key(open);
+      } else if (c == ']' || c == '}') {
+        if (!open.empty()) open.pop_back();
+        ++i_;
+        if (open.empty()) return;
+      } else if (c == ',' && !open.empty() && open.back().kind == '{') {
+        ++i_;
+        inline_key(open);
+      } else {
+        ++i_;
+      }
+    }
+  }
+
+  // Inside an inline table, after '{' or ',': a key, whose dots nest further.
+  void inline_key(std::vector<Open>& open) {
+    while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t')) ++i_;
+    open.back().depth += key(open.back().depth);
+    check(open.back().depth);
+    if (i_ < text_.size() && text_[i_] == '=') ++i_;
+  }
+
+  std::string_view text_;
+  const std::string& origin_;
+  std::size_t i_ = 0;
+  int table_depth_ = 0;
+};
+
+}  // namespace
+
+void check_toml_limits(std::string_view text, const std::string& origin, std::size_t max_bytes) {
+  if (text.size() > max_bytes) {
+    throw ConfigError(fmt::format("{}: {} bytes of TOML, more than the {} allowed", origin, text.size(), max_bytes));
+  }
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    throw ConfigError(fmt::format("{}: a NUL byte at offset {} (not TOML text)", origin, nul));
+  }
+  DepthScanner(text, origin).run();
+}
+
+toml::table parse_toml_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  std::string text;
+  try {
+    text = support::read_bounded_file(path, max_bytes, "TOML file");
+  } catch (const support::InputError& e) {
+    throw ConfigError(e.what());
+  }
+  return parse_toml_text(text, path.string(), max_bytes);
+}
+
+toml::table parse_toml_text(std::string_view text, const std::string& origin, std::size_t max_bytes) {
+  check_toml_limits(text, origin, max_bytes);
+  try {
+    return toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source();
+    throw ConfigError(fmt::format("{}:{}:{}: {}", origin, where.begin.line, where.begin.column, e.description()));
+  }
+}
+
+}  // namespace hpctrain::config

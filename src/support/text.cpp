@@ -1,0 +1,34 @@
+#include "support/text.h"
+
+#include <fmt/format.h>
+
+namespace hpctrain::support {
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(u));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+LineColumn line_column(std::string_view text, std::size_t offset) {
+  LineColumn at;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++at.line;
+      at.column = 1;
+    } else {
+      ++at.column;
+    }
+  }
+  return at;
+}
+
+}  // namespace hpctrain::support

@@ -1,0 +1,71 @@
+// TOML from outside is bounded before toml++ parses it: the depth scanner
+// must never count less than the parser nests (strings and comments hide
+// brackets and dots), and must leave every ordinary experiment alone.
+#include "config/toml_input.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/config_error.h"
+
+namespace hpctrain::config {
+namespace {
+
+std::string nested_header(int depth) {
+  std::string keys = "a";
+  for (int i = 1; i < depth; ++i) keys += ".a";
+  return "[" + keys + "]\nx = 1\n";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    check_toml_limits(text, "t.toml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TomlLimits, EveryKindOfNestingCountsTowardsTheBound) {
+  EXPECT_EQ(error_of(nested_header(kMaxTomlDepth)), "no error");
+  EXPECT_EQ(error_of(nested_header(kMaxTomlDepth + 1)),
+            "t.toml:1:65: tables, keys, arrays and inline tables nest deeper than 32");
+  std::string dotted = "a";
+  for (int i = 0; i < 40; ++i) dotted += ".b";
+  EXPECT_NE(error_of(dotted + " = 1\n"), "no error");
+  EXPECT_NE(error_of("[t]\nx = " + std::string(40, '[') + std::string(40, ']') + "\n"), "no error");
+  std::string inline_tables = "x = ";
+  for (int i = 0; i < 40; ++i) inline_tables += "{a = ";
+  EXPECT_NE(error_of(inline_tables + "1" + std::string(40, '}') + "\n"), "no error");
+  // Depth adds up across kinds: a table 20 deep holding a value 20 deep.
+  EXPECT_NE(error_of(nested_header(20) + "y = " + std::string(20, '[') + std::string(20, ']') + "\n"), "no error");
+}
+
+TEST(TomlLimits, StringsAndCommentsHideWhatLooksLikeNesting) {
+  const std::string brackets(200, '[');
+  EXPECT_EQ(error_of("a = \"" + brackets + "\"\nb = '" + brackets + "'\n# " + brackets + "\n"), "no error");
+  EXPECT_EQ(error_of("a = \"\"\"\n" + brackets + "\n\"\"\"\nb = '''" + brackets + "'''\n"), "no error");
+  EXPECT_EQ(error_of("\"a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.A.B.C.D.E.F.G\" = 1\n"), "no error");
+  EXPECT_EQ(
+      error_of("x = [" + std::string(300, '1') +
+               "]\nlr = [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 1.5, 1.5, "
+               "1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, "
+               "1.5, 1.5, 1.5, 1.5]\n"),
+      "no error");
+  // A quote inside a string does not end it early and open a new one.
+  EXPECT_EQ(error_of("a = \"x\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"\n"), "no error");
+}
+
+TEST(TomlLimits, SizeAndNulAreRefusedBeforeParsing) {
+  EXPECT_NE(error_of(std::string(kMaxTomlBytes + 1, ' ')), "no error");
+  EXPECT_EQ(error_of(std::string("a = 1\n\0b = 2\n", 13)), "t.toml: a NUL byte at offset 6 (not TOML text)");
+}
+
+TEST(TomlLimits, TheQuickstartPasses) {
+  EXPECT_NO_THROW((void)parse_toml_file(HPCTRAIN_SOURCE_DIR "/jobs/quickstart.toml"));
+  EXPECT_NO_THROW((void)parse_toml_file(HPCTRAIN_SOURCE_DIR "/jobs/quickstart-2node.toml"));
+}
+
+}  // namespace
+}  // namespace hpctrain::config

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <map>
 
-#include "ckpt/checkpoint_files.h"
+#include "ckpt_file/checkpoint_files.h"
 #include "handles/mpi.h"
 
 namespace hpctrain::ckpt {
@@ -30,7 +30,52 @@ std::string library_versions() {
                      release, handles::MpiRuntime::library_version());
 }
 
+torch::ScalarType scalar_type(ckpt_file::ElementType type) {
+  switch (type) {
+    case ckpt_file::ElementType::kFloat32: return torch::kFloat32;
+    case ckpt_file::ElementType::kFloat64: return torch::kFloat64;
+    case ckpt_file::ElementType::kInt64: return torch::kInt64;
+    case ckpt_file::ElementType::kUInt8: return torch::kUInt8;
+  }
+  throw CheckpointError("an element type hpctrain does not write");
+}
+
+ckpt_file::ElementType element_type(const at::Tensor& t, const std::string& name) {
+  switch (t.scalar_type()) {
+    case torch::kFloat32: return ckpt_file::ElementType::kFloat32;
+    case torch::kFloat64: return ckpt_file::ElementType::kFloat64;
+    case torch::kInt64: return ckpt_file::ElementType::kInt64;
+    case torch::kUInt8: return ckpt_file::ElementType::kUInt8;
+    default: throw CheckpointError(fmt::format("{}: cannot store {} tensors", name, c10::toString(t.scalar_type())));
+  }
+}
+
 }  // namespace
+
+at::Tensor read_tensor(const Hdf5Reader& file, const std::string& dataset) {
+  const ckpt_file::ArrayInfo info = file.info(dataset);
+  torch::Tensor out = torch::empty(info.shape, torch::TensorOptions().dtype(scalar_type(info.type)));
+  file.read(dataset, out.data_ptr(), info.bytes);
+  return out;
+}
+
+CheckpointReader::CheckpointReader(const std::filesystem::path& path)
+    : file_(path), info_(ckpt_file::read_checkpoint_info(file_)) {}
+
+at::Tensor CheckpointReader::tensor(const std::string& dataset, std::int64_t elements, at::ScalarType type) const {
+  torch::Tensor t = read_tensor(file_, dataset);
+  if (t.numel() != elements || t.scalar_type() != type) {
+    throw CheckpointError(fmt::format("{}: dataset {} holds {} {} values, {} {} expected", name(), dataset, t.numel(),
+                                      c10::toString(t.scalar_type()), elements, c10::toString(type)));
+  }
+  return t;
+}
+
+std::int64_t CheckpointReader::integer(const std::string& attribute, std::int64_t min) const {
+  const std::int64_t value = file_.int_attribute(attribute);
+  if (value < min) throw CheckpointError(fmt::format("{}: attribute {} is {}", name(), attribute, value));
+  return value;
+}
 
 std::size_t Snapshot::bytes() const {
   std::size_t total = 0;
@@ -47,18 +92,18 @@ void add_parameters(Snapshot& snapshot, const std::string& group, const model::L
 }
 
 std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, std::int64_t step) {
-  return run_dir / "checkpoints" / checkpoint_file_name(step);
+  return run_dir / "checkpoints" / ckpt_file::checkpoint_file_name(step);
 }
 
 void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot) {
   std::filesystem::create_directories(path.parent_path());
-  const std::filesystem::path tmp = temporary_name(path);
+  const std::filesystem::path tmp = ckpt_file::temporary_name(path);
   {
-    Hdf5Writer file(tmp);
-    CheckpointInfo& info = snapshot.info;
+    ckpt_file::Hdf5Writer file(tmp);
+    ckpt_file::CheckpointInfo& info = snapshot.info;
     info.git_commit = HPCTRAIN_GIT_COMMIT;
     info.versions = library_versions();
-    file.attribute("format_version", kFormatVersion);
+    file.attribute("format_version", ckpt_file::kFormatVersion);
     file.attribute("step", info.step);
     file.attribute("world_size", info.world_size);
     file.attribute("reducer", info.reducer);
@@ -68,35 +113,18 @@ void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot) {
     file.attribute("versions", info.versions);
     for (const auto& [name, value] : snapshot.ints) file.attribute(name, value);
     for (const auto& [name, value] : snapshot.reals) file.attribute(name, value);
-    file.tensors(snapshot.tensors);
-    file.flush();
+    std::vector<ckpt_file::ArrayView> arrays;
+    arrays.reserve(snapshot.tensors.size());
+    for (auto& [name, t] : snapshot.tensors) {
+      t = t.contiguous();
+      arrays.push_back({name, element_type(t, name), t.sizes().vec(), t.data_ptr()});
+    }
+    file.arrays(arrays);
+    file.finish();
   }
   fsync_path(tmp, false);
   std::filesystem::rename(tmp, path);
   fsync_path(path.parent_path(), true);
-}
-
-CheckpointInfo read_checkpoint_info(const Hdf5Reader& file) {
-  const std::int64_t version = file.has_attribute("format_version") ? file.int_attribute("format_version") : 1;
-  if (version > kFormatVersion) {
-    throw CheckpointError(fmt::format("{}: checkpoint format {} is newer than this hpctrain reads ({})", file.name(),
-                                      version, kFormatVersion));
-  }
-  CheckpointInfo info;
-  info.step = file.int_attribute("step");
-  info.world_size = file.int_attribute("world_size");
-  info.config_toml = file.string_attribute("config");
-  info.git_commit = file.string_attribute("git_commit");
-  info.versions = file.string_attribute("versions");
-  if (version >= 2) {
-    info.reducer = file.string_attribute("reducer");
-    info.tokenizer_sha256 = file.string_attribute("tokenizer_sha256");
-  }
-  return info;
-}
-
-CheckpointInfo read_checkpoint_info(const std::filesystem::path& path) {
-  return read_checkpoint_info(Hdf5Reader(path));
 }
 
 void load_parameters(const Hdf5Reader& file, const std::string& group, model::LanguageModel& model) {
@@ -111,7 +139,7 @@ void load_parameters(const Hdf5Reader& file, const std::string& group, model::La
       continue;
     }
     it->second = true;
-    const auto stored = file.shape(group + "/" + item.key());
+    const auto stored = file.info(group + "/" + item.key()).shape;
     if (stored != item.value().sizes().vec()) {
       problems.push_back(fmt::format("{}: checkpoint {} vs model {}", item.key(), fmt::join(stored, "x"),
                                      fmt::join(item.value().sizes().vec(), "x")));
@@ -127,24 +155,13 @@ void load_parameters(const Hdf5Reader& file, const std::string& group, model::La
                                       problems.size() == 1 ? "" : "s", fmt::join(problems, "; ")));
   }
   torch::NoGradGuard no_grad;
-  for (auto& [parameter, dataset] : fitting) parameter.copy_(file.tensor(dataset));
+  for (auto& [parameter, dataset] : fitting) parameter.copy_(read_tensor(file, dataset));
 }
 
 void load_weights(const std::filesystem::path& path, model::LanguageModel& model) {
   const Hdf5Reader file(path);
-  (void)read_checkpoint_info(file);
+  (void)ckpt_file::read_checkpoint_info(file);
   load_parameters(file, "model", model);
-}
-
-std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_file) {
-  if (std::filesystem::is_regular_file(run_dir_or_file)) return run_dir_or_file;
-  const auto found = list_checkpoints(run_dir_or_file / "checkpoints");
-  if (found.empty()) {
-    throw CheckpointError(
-        fmt::format("{}: no checkpoint (expected a .h5 file, or a run directory with checkpoints/step-*.h5)",
-                    run_dir_or_file.string()));
-  }
-  return found.front();
 }
 
 }  // namespace hpctrain::ckpt

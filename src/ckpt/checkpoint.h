@@ -13,26 +13,17 @@
 #include <utility>
 #include <vector>
 
-#include "ckpt/hdf5_file.h"
+#include "ckpt_file/checkpoint_info.h"
+#include "ckpt_file/hdf5_file.h"
 #include "model/language_model.h"
 
 namespace hpctrain::ckpt {
 
-// Bumped when the layout changes incompatibly; readers refuse newer files.
-constexpr std::int64_t kFormatVersion = 2;
-
-struct CheckpointInfo {
-  std::int64_t step = 0;
-  std::int64_t world_size = 1;
-  std::string reducer = "ddp";  // ddp: one replica; ddap: per-rank replicas under /replicas
-  std::string config_toml;      // the resolved experiment
-  std::string tokenizer_sha256;
-  std::string git_commit;  // filled in by the writer
-  std::string versions;    // filled in by the writer
-};
+using ckpt_file::CheckpointError;
+using ckpt_file::Hdf5Reader;
 
 struct Snapshot {
-  CheckpointInfo info;
+  ckpt_file::CheckpointInfo info;
   std::vector<std::pair<std::string, std::int64_t>> ints;  // further root attributes
   std::vector<std::pair<std::string, double>> reals;
   std::vector<std::pair<std::string, at::Tensor>> tensors;  // dataset path -> CPU tensor
@@ -48,17 +39,35 @@ std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, std:
 // Atomic: PATH.tmp-PID, flush, fsync, rename, fsync of the directory.
 void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot);
 
-// The root attributes; throws CheckpointError when the file is unreadable or
-// was written by a newer format.
-CheckpointInfo read_checkpoint_info(const Hdf5Reader& file);
-CheckpointInfo read_checkpoint_info(const std::filesystem::path& path);
+// A dataset as a CPU tensor of its stored element type and shape.
+at::Tensor read_tensor(const Hdf5Reader& file, const std::string& dataset);
+
+// A checkpoint opened to restore from: what each component's load() reads,
+// with the sizes it needs checked (a checkpoint may come from anywhere).
+class CheckpointReader {
+ public:
+  explicit CheckpointReader(const std::filesystem::path& path);
+
+  [[nodiscard]] const Hdf5Reader& file() const { return file_; }
+  [[nodiscard]] const ckpt_file::CheckpointInfo& info() const { return info_; }
+  [[nodiscard]] const std::string& name() const { return file_.name(); }
+  [[nodiscard]] bool has(const std::string& dataset) const { return file_.has(dataset); }
+
+  [[nodiscard]] at::Tensor tensor(const std::string& dataset) const { return read_tensor(file_, dataset); }
+  // A dataset that must hold exactly `elements` values of `type`.
+  [[nodiscard]] at::Tensor tensor(const std::string& dataset, std::int64_t elements, at::ScalarType type) const;
+  // A root integer attribute that must be at least `min`.
+  [[nodiscard]] std::int64_t integer(const std::string& attribute, std::int64_t min) const;
+  [[nodiscard]] double real(const std::string& attribute) const { return file_.real_attribute(attribute); }
+
+ private:
+  Hdf5Reader file_;
+  ckpt_file::CheckpointInfo info_;
+};
 
 // Copies GROUP/<name> into every parameter. Throws CheckpointError listing
 // every missing, unexpected or differently shaped parameter.
 void load_parameters(const Hdf5Reader& file, const std::string& group, model::LanguageModel& model);
 void load_weights(const std::filesystem::path& path, model::LanguageModel& model);
-
-// A checkpoint file as given, or the newest step-*.h5 in RUN_DIR/checkpoints.
-std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_file);
 
 }  // namespace hpctrain::ckpt

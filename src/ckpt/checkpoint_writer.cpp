@@ -3,7 +3,7 @@
 #include <chrono>
 #include <utility>
 
-#include "ckpt/checkpoint_files.h"
+#include "ckpt_file/checkpoint_files.h"
 
 namespace hpctrain::ckpt {
 namespace {
@@ -13,7 +13,7 @@ Written write_and_prune(const std::filesystem::path& path, Snapshot snapshot, st
   const std::size_t bytes = snapshot.bytes();
   write_checkpoint(path, std::move(snapshot));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {path, bytes, seconds, prune_checkpoints(path.parent_path(), keep)};
+  return {path, bytes, seconds, ckpt_file::prune_checkpoints(path.parent_path(), keep)};
 }
 
 }  // namespace

@@ -7,13 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "ckpt/checkpoint.h"
-#include "ckpt/checkpoint_files.h"
+#include "ckpt_file/checkpoint_files.h"
 
 namespace hpctrain::ckpt {
 
 ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out) {
   const Hdf5Reader file(checkpoint);
-  const CheckpointInfo info = read_checkpoint_info(file);
+  const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file);
   const auto names = file.members("model");
   if (names.empty()) throw CheckpointError(fmt::format("{}: no /model parameters to export", file.name()));
 
@@ -22,7 +22,7 @@ ExportResult export_safetensors(const std::filesystem::path& checkpoint, const s
   std::vector<torch::Tensor> tensors;
   std::size_t offset = 0;
   for (const auto& name : names) {
-    torch::Tensor t = file.tensor("model/" + name).to(torch::kFloat32).contiguous();
+    torch::Tensor t = read_tensor(file, "model/" + name).to(torch::kFloat32).contiguous();
     const std::size_t bytes = static_cast<std::size_t>(t.numel()) * sizeof(float);
     header[name] = {{"dtype", "F32"}, {"shape", t.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
@@ -36,7 +36,19 @@ ExportResult export_safetensors(const std::filesystem::path& checkpoint, const s
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
 
-  const std::filesystem::path tmp = temporary_name(out);
+  if (std::filesystem::is_directory(out)) {
+    throw CheckpointError(fmt::format("{}: is a directory; name the .safetensors file to write", out.string()));
+  }
+  const std::filesystem::path tmp = ckpt_file::temporary_name(out);
+  // The temporary is ours: it goes if anything below fails.
+  struct RemoveOnFailure {
+    const std::filesystem::path& path;
+    bool done = false;
+    ~RemoveOnFailure() {
+      std::error_code ec;
+      if (!done) std::filesystem::remove(path, ec);
+    }
+  } cleanup{tmp};
   {
     std::ofstream stream(tmp, std::ios::binary | std::ios::trunc);
     if (!stream) throw CheckpointError(fmt::format("{}: cannot create", tmp.string()));
@@ -50,6 +62,7 @@ ExportResult export_safetensors(const std::filesystem::path& checkpoint, const s
     if (!stream.flush()) throw CheckpointError(fmt::format("{}: write failed", tmp.string()));
   }
   std::filesystem::rename(tmp, out);
+  cleanup.done = true;
   return {tensors.size(), offset};
 }
 

@@ -7,26 +7,21 @@
 #include <map>
 
 #include "ckpt/checkpoint.h"
-#include "ckpt/checkpoint_files.h"
 #include "ckpt/safetensors_export.h"
-#include "ckpt/verify.h"
+#include "ckpt_file/checkpoint_files.h"
+#include "ckpt_file/verify.h"
 
 namespace hpctrain::cli {
 namespace {
 
 std::string megabytes(std::size_t bytes) { return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6); }
 
-std::size_t element_bytes(const std::string& dtype) {
-  if (dtype == "float64" || dtype == "int64") return 8;
-  return dtype == "uint8" ? 1 : 4;
-}
-
 }  // namespace
 
 void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ostream& out) {
-  const auto path = ckpt::find_checkpoint(target);
-  const ckpt::Hdf5Reader file(path);
-  const ckpt::CheckpointInfo info = ckpt::read_checkpoint_info(file);
+  const auto path = ckpt_file::find_checkpoint(target);
+  const ckpt_file::Hdf5Reader file(path);
+  const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file);
   fmt::print(out, "checkpoint   {}\n", path.string());
   fmt::print(out, "step         {}\n", info.step);
   fmt::print(out, "reducer      {} over {} rank{}\n", info.reducer, info.world_size, info.world_size == 1 ? "" : "s");
@@ -44,13 +39,12 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
   for (const auto& d : datasets) {
     std::string group = d.substr(0, d.find('/'));
     if (group == "replicas") group = d.substr(0, d.find('/', d.find('/') + 1));
-    const auto shape = file.shape(d);
-    std::size_t elements = 1;
-    for (auto n : shape) elements *= static_cast<std::size_t>(n);
+    const ckpt_file::ArrayInfo stored = file.info(d);
     auto& [count, bytes] = groups[group];
     ++count;
-    bytes += elements * element_bytes(file.dtype(d));
-    if (all) fmt::print(out, "  {:<60} {:<8} {}\n", d, file.dtype(d), fmt::join(shape, "x"));
+    bytes += stored.bytes;
+    if (all)
+      fmt::print(out, "  {:<60} {:<8} {}\n", d, ckpt_file::element_name(stored.type), fmt::join(stored.shape, "x"));
   }
   fmt::print(out, "{:<24} {:>9} {:>12}\n", "group", "datasets", "size");
   for (const auto& [group, stats] : groups) {
@@ -67,7 +61,7 @@ int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) 
       const auto dir = std::filesystem::is_directory(std::filesystem::path(target) / "checkpoints")
                            ? std::filesystem::path(target) / "checkpoints"
                            : std::filesystem::path(target);
-      files = ckpt::list_checkpoints(dir);
+      files = ckpt_file::list_checkpoints(dir);
       if (files.empty()) {
         fmt::print(out, "BAD  {}: no step-*.h5 checkpoints\n", target);
         ++bad;
@@ -76,10 +70,12 @@ int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) 
       files.emplace_back(target);
     }
     for (const auto& file : files) {
-      const ckpt::Verdict v = ckpt::verify_checkpoint(file);
+      const ckpt_file::Verdict v = ckpt_file::verify_checkpoint(file);
       if (v.ok()) {
-        fmt::print(out, "OK   {} ({} datasets, {}, every checksum valid)\n", file.string(), v.datasets,
-                   megabytes(v.bytes));
+        fmt::print(out, "OK   {} (format {}, {} datasets, {}, {})\n", file.string(), v.format, v.datasets,
+                   megabytes(v.bytes),
+                   v.warnings.empty() ? "every checksum and the manifest valid" : "every checksum valid");
+        for (const auto& warning : v.warnings) fmt::print(out, "     warning: {}\n", warning);
       } else {
         fmt::print(out, "BAD  {}: {}\n", file.string(), fmt::join(v.problems, "; "));
         ++bad;
@@ -90,8 +86,8 @@ int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) 
 }
 
 void run_ckpt_export(const std::string& target, const std::string& out_file, std::ostream& out) {
-  const auto path = ckpt::find_verified_weights(
-      target, [&out](const ckpt::Verdict& v) { fmt::print(out, "{}\n", ckpt::skipped_message(v)); });
+  const auto path = ckpt_file::find_verified_weights(
+      target, [&out](const ckpt_file::Verdict& v) { fmt::print(out, "{}\n", ckpt_file::skipped_message(v)); });
   const auto result = ckpt::export_safetensors(path, out_file);
   fmt::print(out, "{}: {} tensors, {} of float32 weights from {}\n", out_file, result.tensors, megabytes(result.bytes),
              path.string());

@@ -7,20 +7,19 @@
 
 #include "cluster/environment.h"
 #include "comm/world.h"
-#include "data/token_dataset.h"
 #include "handles/mpi.h"
-#include "runtime/threads.h"
-#include "train/evaluate.h"
+#include "train/evaluator.h"
 #include "train/generate.h"
+#include "train/run_setup.h"
 #include "train/trained_model.h"
 
 namespace hpctrain::cli {
 namespace {
 
 // A damaged newer checkpoint is passed over, but never silently.
-std::function<void(const ckpt::Verdict&)> report_skipped(bool speaks) {
-  return [speaks](const ckpt::Verdict& v) {
-    if (speaks) fmt::print(stderr, "{}\n", ckpt::skipped_message(v));
+std::function<void(const ckpt_file::Verdict&)> report_skipped(bool speaks) {
+  return [speaks](const ckpt_file::Verdict& v) {
+    if (speaks) fmt::print(stderr, "{}\n", ckpt_file::skipped_message(v));
   };
 }
 
@@ -34,12 +33,9 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
   comm::World world(
       mpi, env,
       comm::WorldOptions{std::chrono::milliseconds(static_cast<long long>(e.parallel.collective_timeout_s * 1e3))});
-  runtime::apply_threads(runtime::plan_threads(env, world.local_size()).threads);
-  const data::TokenDataset validation(e.data.dir, "val", static_cast<std::size_t>(e.data.seq_len),
-                                      trained.tokenizer.hash());
-  const auto masking = data::make_mlm_masking(e.data, e.job.seed, trained.tokenizer);
-  const auto r = train::evaluate(*trained.model, validation, masking, e.eval.batches, e.training.micro_batch_size,
-                                 e.training.precision == "bf16", world.comm());
+  runtime::apply_threads(train::thread_plan(e, env, world.local_size()).threads);
+  const train::Evaluator evaluator(e, trained.tokenizer);
+  const auto r = evaluator.run(*trained.model, world.comm());
   if (world.rank() == 0) {
     fmt::print("checkpoint {} (step {}, trained on {} rank{})\n", trained.checkpoint.string(), trained.info.step,
                trained.info.world_size, trained.info.world_size == 1 ? "" : "s");
@@ -56,9 +52,9 @@ void run_generate(const std::string& target, const GenerateOptions& options) {
   const auto& e = trained.experiment;
   if (trained.model->objective() != model::Objective::kCausal) {
     throw std::runtime_error(fmt::format("{}: a {} model does not generate text; use a gpt or mlp run",
-                                         trained.checkpoint.string(), e.model.kind));
+                                         trained.checkpoint.string(), config::name_of(e.model.kind)));
   }
-  runtime::apply_threads(runtime::plan_threads(cluster::Environment::current(), 1).threads);
+  runtime::apply_threads(train::thread_plan(e, cluster::Environment::current(), 1).threads);
   fmt::print(
       "{}\n",
       train::generate(*trained.model, trained.tokenizer, options.prompt.value_or(e.eval.prompt),

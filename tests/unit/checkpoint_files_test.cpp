@@ -1,13 +1,13 @@
 // The checkpoint directory: newest-first order, keeping K, clearing the
 // temporaries of killed writers and nothing else.
-#include "ckpt/checkpoint_files.h"
+#include "ckpt_file/checkpoint_files.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 
-namespace hpctrain::ckpt {
+namespace hpctrain::ckpt_file {
 namespace {
 
 class CheckpointFilesTest : public ::testing::Test {
@@ -60,4 +60,4 @@ TEST_F(CheckpointFilesTest, RemovesOnlyCheckpointTemporaries) {
 }
 
 }  // namespace
-}  // namespace hpctrain::ckpt
+}  // namespace hpctrain::ckpt_file

@@ -2,7 +2,7 @@
 // writes a chunk, H5Dread_chunk returns its raw bytes, and the checksum they
 // end with must equal ours, for even and odd sizes and the all-zero and
 // all-ones edge cases of its end-around-carry arithmetic.
-#include "ckpt/fletcher32.h"
+#include "ckpt_file/fletcher32.h"
 
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-namespace hpctrain::ckpt {
+namespace hpctrain::ckpt_file {
 namespace {
 
 std::uint32_t hdf5_filter_checksum(const std::vector<unsigned char>& data) {
@@ -57,4 +57,4 @@ TEST(Fletcher32Test, MatchesHdf5sFilter) {
 }
 
 }  // namespace
-}  // namespace hpctrain::ckpt
+}  // namespace hpctrain::ckpt_file

@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "ckpt/hdf5_file.h"
+#include "ckpt/checkpoint.h"
+#include "ckpt_file/hdf5_file.h"
 
 namespace hpctrain::ckpt {
 namespace {
@@ -32,13 +33,23 @@ TEST(Hdf5WriterTest, EveryShapeReadsBackThroughHdf5sChecksums) {
   };
   const auto path = std::filesystem::temp_directory_path() / ("hdf5-writer-" + std::to_string(getpid()) + ".h5");
   {
-    Hdf5Writer writer(path);
-    writer.tensors(named);
-    writer.flush();
+    std::vector<ckpt_file::ArrayView> arrays;
+    std::vector<torch::Tensor> contiguous;
+    for (const auto& [name, t] : named) {
+      contiguous.push_back(t.contiguous());
+      const auto type = t.scalar_type() == torch::kFloat32   ? ckpt_file::ElementType::kFloat32
+                        : t.scalar_type() == torch::kFloat64 ? ckpt_file::ElementType::kFloat64
+                        : t.scalar_type() == torch::kInt64   ? ckpt_file::ElementType::kInt64
+                                                             : ckpt_file::ElementType::kUInt8;
+      arrays.push_back({name, type, t.sizes().vec(), contiguous.back().data_ptr()});
+    }
+    ckpt_file::Hdf5Writer writer(path);
+    writer.arrays(arrays);
+    writer.finish();
   }
-  const Hdf5Reader reader(path);
+  const ckpt_file::Hdf5Reader reader(path);
   for (const auto& [name, expected] : named) {
-    const torch::Tensor read = reader.tensor(name);
+    const torch::Tensor read = read_tensor(reader, name);
     EXPECT_EQ(read.scalar_type(), expected.scalar_type()) << name;
     if (expected.dim() == 0) {
       EXPECT_EQ(read.numel(), 1) << name;

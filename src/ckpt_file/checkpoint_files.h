@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace hpctrain::ckpt {
+namespace hpctrain::ckpt_file {
 
 // "step-NNNNNNNN.h5": zero-padded, so name order is step order.
 std::string checkpoint_file_name(std::int64_t step);
@@ -17,6 +17,10 @@ std::filesystem::path temporary_name(const std::filesystem::path& path);
 // step-*.h5 in `dir`, newest (highest step) first; empty when `dir` is absent.
 std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path& dir);
 
+// A checkpoint file as given, or the newest step-*.h5 in RUN_DIR/checkpoints;
+// throws CheckpointError when there is none.
+std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_file);
+
 // Deletes all but the newest `keep` checkpoints (keep = 0 keeps everything);
 // returns what it deleted.
 std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep);
@@ -24,4 +28,4 @@ std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path
 // Deletes step-*.h5.tmp-* files: the remains of writers that died mid-write.
 std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::path& dir);
 
-}  // namespace hpctrain::ckpt
+}  // namespace hpctrain::ckpt_file

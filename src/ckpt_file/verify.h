@@ -1,6 +1,9 @@
-// Checking a checkpoint end to end before trusting it: the file opens, the
-// required attributes are there, and every dataset reads back with a valid
-// Fletcher32 checksum. Auto-resume picks the newest checkpoint that passes.
+// Checking a checkpoint end to end before trusting it: the file passes the
+// reader's structural checks (hdf5_reader.cpp), the required attributes are
+// there, every dataset reads back with a valid Fletcher32 checksum, and (from
+// format 3) the manifest of every dataset's bytes, element type and shape and
+// every attribute's value matches (manifest.h). Auto-resume picks the newest
+// checkpoint that passes.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +13,12 @@
 #include <string>
 #include <vector>
 
-namespace hpctrain::ckpt {
+namespace hpctrain::ckpt_file {
 
 struct Verdict {
   std::filesystem::path path;
   std::vector<std::string> problems;  // empty: the checkpoint verifies
+  std::vector<std::string> warnings;  // it verifies, but less is checked (an older format)
   std::size_t datasets = 0;
   std::size_t bytes = 0;
   std::int64_t format = 0;  // format_version; 1: weights only (cannot resume)
@@ -31,9 +35,9 @@ enum class Needs { kWeights, kTrainingState };
 // The newest checkpoint in `dir` that verifies and holds what is needed (a
 // training state: format 2 or later); `skipped` hears about each newer one
 // that did not, with the reason.
-std::optional<std::filesystem::path> newest_verified(const std::filesystem::path& dir,
-                                                     const std::function<void(const Verdict&)>& skipped,
-                                                     Needs needs = Needs::kTrainingState);
+std::optional<Verdict> newest_verified(const std::filesystem::path& dir,
+                                       const std::function<void(const Verdict&)>& skipped,
+                                       Needs needs = Needs::kTrainingState);
 
 // A checkpoint file as given, or the newest checkpoint of a run directory
 // whose weights verify (eval, generate, export); throws CheckpointError when
@@ -41,4 +45,4 @@ std::optional<std::filesystem::path> newest_verified(const std::filesystem::path
 std::filesystem::path find_verified_weights(const std::filesystem::path& run_dir_or_file,
                                             const std::function<void(const Verdict&)>& skipped);
 
-}  // namespace hpctrain::ckpt
+}  // namespace hpctrain::ckpt_file

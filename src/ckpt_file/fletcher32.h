@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace hpctrain::ckpt {
+namespace hpctrain::ckpt_file {
 
 // The checksum HDF5's Fletcher32 filter appends to a chunk of `bytes` bytes
 // (stored little-endian after the data).
 std::uint32_t fletcher32(const void* data, std::size_t bytes);
 
-}  // namespace hpctrain::ckpt
+}  // namespace hpctrain::ckpt_file

@@ -1,10 +1,10 @@
-#include "ckpt/fletcher32.h"
+#include "ckpt_file/fletcher32.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
-namespace hpctrain::ckpt {
+namespace hpctrain::ckpt_file {
 namespace {
 
 // HDF5 folds its sums with an end-around carry, so each stored half is the
@@ -91,4 +91,4 @@ std::uint32_t fletcher32(const void* data, std::size_t bytes) {
   return static_cast<std::uint32_t>(reduce(s.sum2) << 16U | reduce(s.sum1));
 }
 
-}  // namespace hpctrain::ckpt
+}  // namespace hpctrain::ckpt_file

@@ -1,11 +1,13 @@
-#include "ckpt/checkpoint_files.h"
+#include "ckpt_file/checkpoint_files.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 
-namespace hpctrain::ckpt {
+#include "ckpt_file/checkpoint_error.h"
+
+namespace hpctrain::ckpt_file {
 namespace {
 
 bool is_checkpoint_name(const std::string& name) {
@@ -37,6 +39,17 @@ std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path&
   return found;
 }
 
+std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_file) {
+  if (std::filesystem::is_regular_file(run_dir_or_file)) return run_dir_or_file;
+  const auto found = list_checkpoints(run_dir_or_file / "checkpoints");
+  if (found.empty()) {
+    throw CheckpointError(
+        fmt::format("{}: no checkpoint (expected a .h5 file, or a run directory with checkpoints/step-*.h5)",
+                    run_dir_or_file.string()));
+  }
+  return found.front();
+}
+
 std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep) {
   std::vector<std::filesystem::path> removed;
   if (keep <= 0) return removed;
@@ -61,4 +74,4 @@ std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::pat
   return removed;
 }
 
-}  // namespace hpctrain::ckpt
+}  // namespace hpctrain::ckpt_file

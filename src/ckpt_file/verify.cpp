@@ -1,0 +1,98 @@
+#include "ckpt_file/verify.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ckpt_file/checkpoint_files.h"
+#include "ckpt_file/checkpoint_info.h"
+#include "ckpt_file/manifest.h"
+
+namespace hpctrain::ckpt_file {
+
+Verdict verify_checkpoint(const std::filesystem::path& path) {
+  Verdict verdict;
+  verdict.path = path;
+  try {
+    const Hdf5Reader file(path);
+    const CheckpointInfo info = read_checkpoint_info(file);
+    verdict.format = info.format;
+    if (file.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
+    if (info.reducer == "ddap" && !file.has_group("replicas")) verdict.problems.emplace_back("ddap without /replicas");
+    // Every dataset is read (each chunk's Fletcher32 checked by HDF5) and
+    // hashed, and every root attribute read, into the manifest they give.
+    Manifest actual;
+    for (const auto& dataset : file.datasets()) {
+      try {
+        const ArrayInfo stored = file.info(dataset);
+        const auto bytes = file.read(dataset);
+        actual.dataset(dataset, stored.type, stored.shape,
+                       support::sha256(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+        ++verdict.datasets;
+        verdict.bytes += bytes.size();
+      } catch (const std::exception& e) {
+        verdict.problems.emplace_back(e.what());
+      }
+    }
+    for (const auto& name : file.attributes()) {
+      if (name == kManifestAttribute) continue;
+      switch (file.attribute_kind(name)) {
+        case AttributeKind::kInt: actual.attribute(name, file.int_attribute(name)); break;
+        case AttributeKind::kReal: actual.attribute(name, file.real_attribute(name)); break;
+        case AttributeKind::kString: actual.attribute(name, file.string_attribute(name)); break;
+      }
+    }
+    if (info.format >= 3) {
+      const std::string stored =
+          file.has_attribute(kManifestAttribute) ? file.string_attribute(kManifestAttribute) : "";
+      if (stored.empty()) {
+        verdict.problems.emplace_back(fmt::format("format {} without its manifest", info.format));
+      } else if (verdict.problems.empty() && stored != actual.text()) {
+        auto differences = manifest_differences(stored, actual.text());
+        if (differences.empty()) differences.emplace_back("the manifest does not match the contents");
+        verdict.problems.insert(verdict.problems.end(), differences.begin(), differences.end());
+      }
+    } else {
+      verdict.warnings.push_back(fmt::format(
+          "format {} was written before checkpoints carried a manifest: its attributes (config, step...), element "
+          "types and shapes are not covered by any checksum",
+          info.format));
+    }
+  } catch (const std::exception& e) {
+    verdict.problems.emplace_back(e.what());
+  }
+  // The path heads every line that reports a verdict; do not repeat it.
+  const std::string prefix = path.string() + ": ";
+  for (auto& problem : verdict.problems) {
+    if (problem.rfind(prefix, 0) == 0) problem.erase(0, prefix.size());
+  }
+  return verdict;
+}
+
+std::string skipped_message(const Verdict& verdict) {
+  return fmt::format("skipping checkpoint {}: {}", verdict.path.string(), fmt::join(verdict.problems, "; "));
+}
+
+std::optional<Verdict> newest_verified(const std::filesystem::path& dir,
+                                       const std::function<void(const Verdict&)>& skipped, Needs needs) {
+  for (const auto& path : list_checkpoints(dir)) {
+    Verdict verdict = verify_checkpoint(path);
+    if (verdict.ok() && needs == Needs::kTrainingState && verdict.format < kFirstTrainingStateFormat) {
+      verdict.problems.push_back(
+          fmt::format("format {} holds weights only, no training state to resume", verdict.format));
+    }
+    if (verdict.ok()) return verdict;
+    skipped(verdict);
+  }
+  return std::nullopt;
+}
+
+std::filesystem::path find_verified_weights(const std::filesystem::path& run_dir_or_file,
+                                            const std::function<void(const Verdict&)>& skipped) {
+  if (std::filesystem::is_regular_file(run_dir_or_file)) return run_dir_or_file;
+  const auto dir = run_dir_or_file / "checkpoints";
+  if (auto found = newest_verified(dir, skipped, Needs::kWeights)) return found->path;
+  (void)find_checkpoint(run_dir_or_file);  // names a run directory without any checkpoint
+  throw CheckpointError(fmt::format("{}: no checkpoint in it verifies", dir.string()));
+}
+
+}  // namespace hpctrain::ckpt_file

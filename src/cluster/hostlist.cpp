@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "cluster/error.h"
@@ -21,8 +22,12 @@ namespace {
 
 // Slurm refuses ranges larger than this (MAX_RANGE in hostlist.c).
 constexpr unsigned long kMaxRangeHosts = 64UL * 1024UL;
-// A guard against expressions that would expand to millions of names.
+// Guards against expressions that would expand to millions of names, or to
+// names so long that a few of them exhaust memory (a long prefix times a
+// range, huge zero padding, chained bracket groups): both are checked before
+// a single name is built.
 constexpr std::size_t kMaxHosts = 1UL << 20;
+constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
 
 struct Range {
   unsigned long lo = 0;
@@ -83,7 +88,7 @@ Range parse_range(std::string_view expression, std::string_view text) {
     range.hi = parse_bound(expression, text.substr(dash + 1));
   }
   if (range.lo > range.hi) reject(expression, fmt::format("range '{}' runs backwards", text));
-  if (range.hi - range.lo + 1 > kMaxRangeHosts) {
+  if (range.hi - range.lo >= kMaxRangeHosts) {  // hi - lo + 1 would wrap at 2^64 - 1
     reject(expression, fmt::format("range '{}' has more than {} hosts", text, kMaxRangeHosts));
   }
   return range;
@@ -101,29 +106,73 @@ std::vector<Range> parse_range_list(std::string_view expression, std::string_vie
   return ranges;
 }
 
-void append(std::vector<std::string>& hosts, std::string_view expression, std::string host) {
-  if (hosts.size() >= kMaxHosts) reject(expression, fmt::format("more than {} hosts", kMaxHosts));
-  hosts.push_back(std::move(host));
+// One bracket group's numbers, as they are printed.
+std::vector<std::string> group_values(std::string_view expression, std::string_view list, std::size_t& count,
+                                      std::size_t& bytes) {
+  std::vector<std::string> values;
+  for (const Range& r : parse_range_list(expression, list)) {
+    // Counting up to the span avoids n <= hi; ++n, which never ends at hi = 2^64 - 1.
+    const unsigned long span = r.hi - r.lo;
+    if (count + span >= kMaxHosts) reject(expression, fmt::format("more than {} hosts", kMaxHosts));
+    const std::size_t each = std::max<std::size_t>(static_cast<std::size_t>(r.width), 20) + 32;
+    if (span + 1 > (kMaxBytes - bytes) / each) {
+      reject(expression, fmt::format("its host names would take more than {} MiB", kMaxBytes >> 20));
+    }
+    bytes += (span + 1) * each;
+    for (unsigned long k = 0; k <= span; ++k) values.push_back(fmt::format("{:0{}}", r.lo + k, r.width));
+    count += span + 1;
+  }
+  return values;
 }
 
-// Expands `prefix` (which may still hold bracket groups) times the final `ranges`.
-void expand_product(std::string_view expression, const std::string& prefix, const std::vector<Range>& ranges,
-                    std::vector<std::string>& hosts) {
-  const auto open = prefix.rfind('[');
-  if (open == std::string::npos) {
-    for (const Range& r : ranges) {
-      for (unsigned long n = r.lo; n <= r.hi; ++n) {
-        append(hosts, expression, fmt::format("{}{:0{}}", prefix, n, r.width));
-      }
+// One token: literal text and bracket groups, the last group closing the
+// token. The product is ordered as Slurm orders it: the last group varies
+// fastest, then the first, the second, ..., the next-to-last slowest.
+void expand_token(std::string_view expression, std::string_view token, std::vector<std::string>& hosts,
+                  std::size_t& bytes) {
+  std::vector<std::string> literals;  // before each group; literals.size() == groups.size()
+  std::vector<std::vector<std::string>> groups;
+  std::size_t at = 0;
+  std::size_t values = 0;
+  std::size_t value_bytes = 0;
+  while (at < token.size()) {
+    const auto open = token.find('[', at);
+    if (open == std::string_view::npos) {
+      reject(expression, fmt::format("'{}' has text after its last ']', which Slurm does not allow", token));
     }
-    return;
+    const auto close = token.find(']', open);
+    literals.emplace_back(token.substr(at, open - at));
+    groups.push_back(group_values(expression, token.substr(open + 1, close - open - 1), values, value_bytes));
+    at = close + 1;
   }
-  const auto close = prefix.find(']', open);
-  const std::string before = prefix.substr(0, open);
-  const std::string after = prefix.substr(close + 1);
-  for (const Range& outer : parse_range_list(expression, std::string_view(prefix).substr(open + 1, close - open - 1))) {
-    for (unsigned long n = outer.lo; n <= outer.hi; ++n) {
-      expand_product(expression, fmt::format("{}{:0{}}{}", before, n, outer.width, after), ranges, hosts);
+  // The size of the product, before building it.
+  std::size_t count = 1;
+  std::size_t length = 1;  // a name and its share of the vector
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (count > kMaxHosts / groups[g].size()) reject(expression, fmt::format("more than {} hosts", kMaxHosts));
+    count *= groups[g].size();
+    std::size_t widest = 0;
+    for (const auto& v : groups[g]) widest = std::max(widest, v.size());
+    length += literals[g].size() + widest;
+  }
+  if (hosts.size() + count > kMaxHosts) reject(expression, fmt::format("more than {} hosts", kMaxHosts));
+  if (length > kMaxBytes / count || bytes + count * length > kMaxBytes) {
+    reject(expression, fmt::format("its host names would take more than {} MiB", kMaxBytes >> 20));
+  }
+  bytes += count * length;
+  // An odometer over the groups, least significant first: the last group, then the first, second, ...
+  std::vector<std::size_t> order;
+  order.push_back(groups.size() - 1);
+  for (std::size_t g = 0; g + 1 < groups.size(); ++g) order.push_back(g);
+  std::vector<std::size_t> digit(groups.size(), 0);
+  for (std::size_t n = 0; n < count; ++n) {
+    std::string host;
+    host.reserve(length);
+    for (std::size_t g = 0; g < groups.size(); ++g) host.append(literals[g]).append(groups[g][digit[g]]);
+    hosts.push_back(std::move(host));
+    for (const std::size_t g : order) {
+      if (++digit[g] < groups[g].size()) break;
+      digit[g] = 0;
     }
   }
 }
@@ -180,18 +229,17 @@ std::string format_range(const HostName& first, unsigned long hi) {
 
 std::vector<std::string> expand_hostlist(std::string_view expression) {
   std::vector<std::string> hosts;
+  std::size_t bytes = 0;
   for (std::string_view token : split_tokens(expression)) {
-    const auto open = token.rfind('[');
-    if (open == std::string_view::npos) {
-      append(hosts, expression, std::string(token));
+    if (token.find('[') == std::string_view::npos) {
+      if (hosts.size() >= kMaxHosts) reject(expression, fmt::format("more than {} hosts", kMaxHosts));
+      if ((bytes += token.size() + 1) > kMaxBytes) {
+        reject(expression, fmt::format("its host names would take more than {} MiB", kMaxBytes >> 20));
+      }
+      hosts.emplace_back(token);
       continue;
     }
-    const auto close = token.find(']', open);
-    if (close + 1 != token.size()) {
-      reject(expression, fmt::format("'{}' has text after its last ']', which Slurm does not allow", token));
-    }
-    const auto ranges = parse_range_list(expression, token.substr(open + 1, close - open - 1));
-    expand_product(expression, std::string(token.substr(0, open)), ranges, hosts);
+    expand_token(expression, token, hosts, bytes);
   }
   return hosts;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <numeric>
 
 #include "cluster/error.h"
@@ -11,6 +12,19 @@
 
 namespace hpctrain::cluster {
 namespace {
+
+// The tasks a tasks-per-node list adds up to, summed without wrapping: a
+// crafted list ("2147483647,1") must not come out as a small or zero count.
+int task_total(const std::vector<int>& tasks_per_node, const std::string& variable) {
+  std::int64_t total = 0;
+  for (const int n : tasks_per_node) {
+    total += n;
+    if (total > std::numeric_limits<int>::max()) {
+      throw ClusterError(fmt::format("{} adds up to more than {} tasks", variable, std::numeric_limits<int>::max()));
+    }
+  }
+  return static_cast<int>(total);
+}
 
 std::string require(const Environment& env, const std::string& name, const std::string& why) {
   auto value = env.get(name);
@@ -77,14 +91,13 @@ std::optional<SlurmEnv> SlurmEnv::detect(const Environment& env) {
     } else {
       s.tasks_per_node.assign(s.nodes.size(), 1);
     }
-    const int total = std::accumulate(s.tasks_per_node.begin(), s.tasks_per_node.end(), 0);
-    s.num_tasks = optional_count(env, "SLURM_NTASKS", total);
+    s.num_tasks = optional_count(env, "SLURM_NTASKS", task_total(s.tasks_per_node, tasks_var));
     s.proc_id = optional_count(env, "SLURM_PROCID", 0);
     s.local_id = optional_count(env, "SLURM_LOCALID", 0);
     s.node_id = optional_count(env, "SLURM_NODEID", 0);
   }
 
-  const int total = std::accumulate(s.tasks_per_node.begin(), s.tasks_per_node.end(), 0);
+  const int total = task_total(s.tasks_per_node, tasks_var);
   check(s.tasks_per_node.size() == s.nodes.size(),
         fmt::format("{} lists {} nodes but the node list has {} ({})", tasks_var, s.tasks_per_node.size(),
                     s.nodes.size(), compress_hostlist(s.nodes)));

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # slurm-cluster.sh — a real (tiny) SLURM cluster on one machine, for tests.
 #
-# Follows the recipe in DESIGN.md §6 ("A real SLURM cluster on one machine",
-# "Simulated nodes"):
+# The recipe:
 #   * our own munged (key/socket/pid/log/seed under the prefix),
 #   * our own slurm.conf (SLURM_CONF points at it; /etc is never touched),
 #   * one network namespace per node, veth'd to a private host bridge on

@@ -73,5 +73,31 @@ TEST(Hostlist, CompressionRoundTrips) {
   }
 }
 
+TEST(Hostlist, RangesReachTheLastUnsignedLongWithoutLooping) {
+  EXPECT_EQ(expand_hostlist("n[18446744073709551615]"), (Hosts{"n18446744073709551615"}));
+  EXPECT_EQ(expand_hostlist("n[18446744073709551614-18446744073709551615]"),
+            (Hosts{"n18446744073709551614", "n18446744073709551615"}));
+  EXPECT_THROW((void)expand_hostlist("n[0-18446744073709551615]"), ClusterError);
+}
+
+TEST(Hostlist, OutputIsBoundedInBytesNotOnlyInHosts) {
+  const std::string long_prefix(4000, 'x');
+  EXPECT_THROW((void)expand_hostlist(long_prefix + "[0-65535]"), ClusterError);  // 256 MiB of names
+  EXPECT_THROW((void)expand_hostlist("n[" + std::string(100000, '0') + "1-2000]"), ClusterError);
+  std::string chained = "a";
+  for (int i = 0; i < 30; ++i) chained += "[1-2]";
+  EXPECT_THROW((void)expand_hostlist(chained), ClusterError);  // 2^30 hosts
+  EXPECT_THROW((void)expand_hostlist("a[1-60000][1-60000]"), ClusterError);
+  std::string units = "a";
+  for (int i = 0; i < 2000; ++i) units += "[1]";
+  EXPECT_EQ(expand_hostlist(units).size(), 1U);
+}
+
+TEST(Hostlist, SeveralGroupsMultiplyInSlurmsOrder) {
+  // scontrol: the last group varies fastest, then the first, the second, ...
+  EXPECT_EQ(expand_hostlist("a[1-2]b[1-2]c[1-2]"),
+            (Hosts{"a1b1c1", "a1b1c2", "a2b1c1", "a2b1c2", "a1b2c1", "a1b2c2", "a2b2c1", "a2b2c2"}));
+}
+
 }  // namespace
 }  // namespace hpctrain::cluster

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/experiment.h"
@@ -35,6 +36,9 @@ class DocumentReader {
  private:
   void bad(const std::string& where, const std::string& reason, const std::string& detail);
   void add(std::string text, std::string origin, std::vector<Document>& out);
+  void read_text(const SourceFile& file, std::vector<Document>& out);
+  void read_jsonl(const SourceFile& file, std::vector<Document>& out);
+  void jsonl_line(std::string_view line, const std::string& where, std::vector<Document>& out);
 
   const config::DataConfig& data_;
   std::map<std::string, std::size_t> skipped_;

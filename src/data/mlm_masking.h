@@ -17,12 +17,13 @@ namespace hpctrain::data {
 
 constexpr std::int64_t kIgnoreLabel = -100;
 
+// Built by make_mlm_masking from [data] (whose defaults are 15%, 80%, 10%).
 struct MlmMasking {
-  double probability = 0.15;
-  double mask_fraction = 0.8;
-  double random_fraction = 0.1;
+  double probability = 0;
+  double mask_fraction = 0;
+  double random_fraction = 0;
   std::uint64_t seed = 0;
-  std::int64_t mask_id = 4;
+  std::int64_t mask_id = Tokenizer::kMask;
   std::vector<bool> special;  // by token id: never chosen, never a random replacement
 };
 

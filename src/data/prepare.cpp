@@ -1,6 +1,7 @@
 #include "data/prepare.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "data/sources.h"
 #include "data/token_shards.h"
 #include "data/tokenizer.h"
+#include "support/bounded_file.h"
 #include "support/progress.h"
 #include "support/sha256.h"
 
@@ -36,13 +38,13 @@ std::string fingerprint_of(const config::DataConfig& d, const std::vector<Source
   j["sources"] = d.sources;
   j["glob"] = d.glob;
   j["recursive"] = d.recursive;
-  j["format"] = d.format;
+  j["format"] = config::name_of(d.format);
   j["text_field"] = d.text_field;
-  j["on_bad_input"] = d.on_bad_input;
+  j["on_bad_input"] = config::name_of(d.on_bad_input);
   j["document_bytes"] = {d.min_document_bytes, d.max_document_bytes};
   j["deduplicate"] = d.deduplicate;
   j["validation_fraction"] = d.validation_fraction;
-  j["tokenizer"] = {d.tokenizer, d.tokenizer_model, d.vocab_size, d.tokenizer_max_lines, tokenizer_hash};
+  j["tokenizer"] = {d.tokenizer, config::name_of(d.tokenizer_model), d.vocab_size, d.tokenizer_max_lines, tokenizer_hash};
   auto& inputs = j["inputs"];
   for (const auto& f : files) inputs.push_back({f.path.string(), f.size, f.mtime_ns});
   return support::to_hex(support::sha256(j.dump()));
@@ -126,7 +128,82 @@ nlohmann::json split_json(const SplitInfo& s) {
   return {{"documents", s.documents}, {"tokens", s.tokens}, {"shards", shards}};
 }
 
-// Removes the .tmp-PID / .old-PID siblings of `dir` left by runs that were killed.
+// Marks a directory as one prepare made (written first into every data set
+// it builds), so that only such directories are ever replaced or removed.
+constexpr const char* kMarker = ".hpctrain-data-set";
+
+// The names prepare writes into a data set: these and nothing else may be deleted.
+bool written_by_prepare(const std::string& name) {
+  if (name == kMarker || name == "meta.json" || name == "tokenizer.model") return true;
+  for (const char* split : {"train-", "val-"}) {
+    const std::string prefix = split;
+    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + 4 && name.ends_with(".bin") &&
+        name.find_first_not_of("0123456789", prefix.size()) == name.size() - 4) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// What in `dir` prepare did not write (at most a few names), or "" when it holds
+// only prepare's files and prepare's mark: its marker, or (data sets made before
+// the marker) a meta.json with prepare's fingerprint.
+std::string foreign_contents(const fs::path& dir) {
+  std::vector<std::string> foreign;
+  bool marked = false;
+  bool empty = true;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    empty = false;
+    const std::string name = entry.path().filename().string();
+    if (!written_by_prepare(name) || !entry.is_regular_file()) {
+      if (foreign.size() < 3) foreign.push_back("'" + name + "'");
+      continue;
+    }
+    if (name == kMarker) marked = true;
+  }
+  if (!foreign.empty()) return fmt::format("{}", fmt::join(foreign, ", "));
+  if (empty || marked) return "";
+  try {
+    const auto meta = nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", 16 << 20, "meta.json"));
+    if (meta.at("fingerprint").is_string() && meta.contains("format_version")) return "";
+  } catch (const std::exception&) {
+  }
+  return "no hpctrain meta.json";
+}
+
+// Deletes a data set prepare made, file by file, then the directory; anything
+// else found in it stops the removal (and is left alone).
+void remove_data_set(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (written_by_prepare(entry.path().filename().string()) && entry.is_regular_file()) fs::remove(entry.path());
+  }
+  std::error_code ec;
+  fs::remove(dir, ec);  // only succeeds when empty
+}
+
+// Refuses a data.dir that holds anything prepare did not make: hpctrain never
+// deletes what it did not create.
+void check_replaceable(const fs::path& dir, const std::string& experiment) {
+  std::error_code ec;
+  const auto status = fs::symlink_status(dir, ec);
+  if (ec || !fs::exists(status)) return;
+  if (!fs::is_directory(status)) {
+    throw DataError(
+        fmt::format("{}: data.dir = {} exists and is not a directory; hpctrain never replaces what it "
+                    "did not create: choose another data.dir",
+                    experiment, dir.string()));
+  }
+  if (const std::string foreign = foreign_contents(dir); !foreign.empty()) {
+    throw DataError(
+        fmt::format("{}: data.dir = {} exists and is not a data set hpctrain prepared (it holds {}); "
+                    "hpctrain never deletes what it did not create: choose another data.dir, or remove "
+                    "it yourself",
+                    experiment, dir.string(), foreign));
+  }
+}
+
+// Removes the .tmp-PID / .old-PID siblings of `dir` left by runs that were
+// killed, when they are data sets prepare made (marked) and their process is gone.
 void remove_leftovers(const fs::path& dir) {
   const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
   if (!fs::is_directory(parent)) return;
@@ -135,11 +212,16 @@ void remove_leftovers(const fs::path& dir) {
     const std::string name = entry.path().filename().string();
     for (const char* tag : {".tmp-", ".old-"}) {
       const std::string prefix = stem + tag;
-      if (name.rfind(prefix, 0) != 0) continue;
+      if (name.rfind(prefix, 0) != 0 || !entry.is_directory()) continue;
       const std::string pid_text = name.substr(prefix.size());
-      if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
-      const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-      if (pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(entry.path());
+      if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos) {
+        continue;
+      }
+      const auto pid = static_cast<pid_t>(std::stol(pid_text));
+      const bool gone = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
+      if (gone && fs::exists(entry.path() / kMarker) && foreign_contents(entry.path()).empty()) {
+        remove_data_set(entry.path());
+      }
     }
   }
 }
@@ -151,7 +233,7 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   const fs::path dir = d.dir;
   const auto files = resolve_sources(d);
   std::optional<Tokenizer> given;
-  if (d.tokenizer != "train") given = Tokenizer::load(d.tokenizer);
+  if (!d.trains_tokenizer()) given = Tokenizer::load(d.tokenizer);
 
   PrepareResult result;
   result.dir = dir;
@@ -171,6 +253,8 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
     }
   }
 
+  // Before any work: a data.dir that holds anything prepare did not make is refused.
+  check_replaceable(dir, experiment.path);
   support::Progress progress(log);
   const int threads =
       d.threads > 0 ? static_cast<int>(d.threads) : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -212,17 +296,20 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   Tokenizer tokenizer = [&] {
     if (given) return std::move(*given);
     progress.done(fmt::format("training a {} tokenizer, {} pieces, on up to {} lines of the training split...",
-                              d.tokenizer_model, d.vocab_size, d.tokenizer_max_lines));
+                              config::name_of(d.tokenizer_model), d.vocab_size, d.tokenizer_max_lines));
     return Tokenizer::train(train, {d.tokenizer_model, static_cast<int>(d.vocab_size),
                                     static_cast<std::size_t>(d.tokenizer_max_lines), threads});
   }();
   result.tokenizer_hash = tokenizer.hash();
 
-  // Build in a temporary directory next to the destination.
+  // Build in a temporary directory next to the destination, marked as ours first.
+  check_replaceable(dir, experiment.path);
   remove_leftovers(dir);
   const fs::path tmp = fs::path(dir.string() + fmt::format(".tmp-{}", getpid()));
-  fs::remove_all(tmp);
+  check_replaceable(tmp, experiment.path);
+  if (fs::exists(tmp)) remove_data_set(tmp);
   fs::create_directories(tmp);
+  write_text(tmp / kMarker, "a data set made by hpctrain prepare; hpctrain replaces only such directories\n");
   write_text(tmp / "tokenizer.model", tokenizer.model_bytes());
   const int token_bytes = tokenizer.vocab_size() <= 65536 ? 2 : 4;
 
@@ -283,12 +370,14 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   for (const auto& f : files) meta["sources"].push_back(f.path.string());
   write_text(tmp / "meta.json", meta.dump(2) + "\n");  // last: its presence marks a complete data set
 
-  // Swap into place: the old data set (if any) is moved aside first, then removed.
+  // Swap into place: the old data set (if any, and checked again: time has
+  // passed) is moved aside first, then removed file by file.
   const fs::path old = fs::path(dir.string() + fmt::format(".old-{}", getpid()));
   if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
+  check_replaceable(dir, experiment.path);
   if (fs::exists(dir)) fs::rename(dir, old);
   fs::rename(tmp, dir);
-  fs::remove_all(old);
+  if (fs::exists(old)) remove_data_set(old);
   return result;
 }
 

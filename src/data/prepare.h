@@ -25,7 +25,7 @@ struct PrepareStats {
   std::uint64_t bytes = 0;
   std::uint64_t tokens = 0;  // both splits, with separators
   double characters_per_token = 0;
-  // Seed 004's tokenizer metrics, on a sample of whitespace-separated words:
+  // How well the tokenizer fits the corpus, on a sample of whitespace-separated words:
   double subword_fertility = 0;     // tokens per word
   double continued_words = 0;       // share of words split into 2+ tokens
   double unknown_or_byte_rate = 0;  // share of all tokens that are <unk> or byte fallback

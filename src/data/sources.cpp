@@ -11,14 +11,17 @@ namespace hpctrain::data {
 namespace fs = std::filesystem;
 namespace {
 
-InputFormat format_of(const fs::path& path, const std::string& configured) {
-  if (configured == "jsonl") return InputFormat::kJsonl;
-  if (configured == "text") return InputFormat::kText;
+InputFormat format_of(const fs::path& path, config::DataFormat configured) {
+  switch (configured) {
+    case config::DataFormat::kJsonl: return InputFormat::kJsonl;
+    case config::DataFormat::kText: return InputFormat::kText;
+    case config::DataFormat::kAuto: break;
+  }
   const auto ext = path.extension().string();
   return ext == ".jsonl" || ext == ".ndjson" ? InputFormat::kJsonl : InputFormat::kText;
 }
 
-SourceFile describe(const fs::path& path, const std::string& format) {
+SourceFile describe(const fs::path& path, config::DataFormat format) {
   SourceFile f;
   f.path = path;
   f.format = format_of(path, format);

@@ -12,28 +12,89 @@
 
 #include "data/data_error.h"
 #include "data/token_shards.h"
+#include "support/bounded_file.h"
 
 namespace hpctrain::data {
 
+namespace {
+
+constexpr std::size_t kMaxMetaBytes = std::size_t{16} << 20;
+constexpr std::size_t kMaxShards = 1 << 20;
+constexpr std::uint64_t kMaxShardTokens = std::uint64_t{1} << 40;
+
+// An integer field of meta.json within [min, max]; a float, a string or an
+// out-of-range number is refused before any conversion.
+std::int64_t integer_field(const nlohmann::json& object, const char* key, std::int64_t min, std::int64_t max,
+                           const std::string& where) {
+  const nlohmann::json& value = object.at(key);
+  if (!value.is_number_integer() ||
+      (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) ||
+      (!value.is_number_unsigned() && (value.get<std::int64_t>() < min || value.get<std::int64_t>() > max))) {
+    throw DataError(fmt::format("{}: {} is {}, not an integer in [{}, {}]", where, key, value.dump(), min, max));
+  }
+  return value.get<std::int64_t>();
+}
+
+// A shard name prepare could have written: no directory part, no hidden file.
+bool plain_file_name(const std::string& name) {
+  return !name.empty() && name.size() <= 255 && name[0] != '.' &&
+         name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+             std::string::npos;
+}
+
+}  // namespace
+
 TokenDataset::TokenDataset(const std::filesystem::path& dir, const std::string& split, std::size_t seq_len,
                            const std::string& expected_tokenizer_hash)
-    : seq_len_(seq_len) {
+    : split_(split), seq_len_(seq_len) {
   const auto meta_path = dir / "meta.json";
-  std::ifstream in(meta_path);
-  if (!in) throw DataError(fmt::format("{}: no prepared data set (run hpctrain prepare)", meta_path.string()));
-  nlohmann::json meta;
+  const std::string where = meta_path.string();
+  if (seq_len_ == 0) throw DataError(fmt::format("{}: a sequence length of 0", where));
+  if (!std::filesystem::exists(meta_path)) {
+    throw DataError(fmt::format("{}: no prepared data set (run hpctrain prepare)", where));
+  }
+  std::vector<std::pair<std::string, std::uint64_t>> shard_list;
   try {
-    meta = nlohmann::json::parse(in);
-    if (meta.at("format_version").get<int>() != kDataFormatVersion) {
-      throw DataError(fmt::format("{}: data format version {} is not {} (prepare it again)", meta_path.string(),
-                                  meta.at("format_version").get<int>(), kDataFormatVersion));
+    const nlohmann::json meta =
+        nlohmann::json::parse(support::read_bounded_file(meta_path, kMaxMetaBytes, "meta.json"));
+    if (!meta.is_object()) throw DataError(fmt::format("{}: not a JSON object", where));
+    const auto version = integer_field(meta, "format_version", 0, 1 << 30, where);
+    if (version != kDataFormatVersion) {
+      throw DataError(
+          fmt::format("{}: data format version {} is not {} (prepare it again)", where, version, kDataFormatVersion));
     }
-    token_bytes_ = meta.at("token_bytes");
-    vocab_size_ = meta.at("vocab_size");
-    tokenizer_hash_ = meta.at("tokenizer_hash");
-    unigram_entropy_ = meta.at("stats").value("unigram_entropy", 0.0);
+    token_bytes_ = static_cast<int>(integer_field(meta, "token_bytes", 2, 4, where));
+    vocab_size_ = static_cast<int>(integer_field(meta, "vocab_size", 1, 1 << 30, where));
+    tokenizer_hash_ = meta.at("tokenizer_hash").get<std::string>();
+    const auto& stats = meta.at("stats");
+    const auto entropy = stats.is_object() ? stats.find("unigram_entropy") : stats.end();
+    unigram_entropy_ = entropy != stats.end() && entropy->is_number() ? entropy->get<double>() : 0.0;
+    if (token_bytes_ != 2 && token_bytes_ != 4) {
+      throw DataError(fmt::format("{}: token_bytes is {}, not 2 or 4", where, token_bytes_));
+    }
+    if (token_bytes_ == 2 && vocab_size_ > 65536) {
+      throw DataError(fmt::format("{}: vocab_size {} does not fit {}-byte tokens", where, vocab_size_, token_bytes_));
+    }
+    const auto& splits = meta.at("splits");
+    if (!splits.is_object() || !splits.contains(split)) throw DataError(fmt::format("{}: no split '{}'", where, split));
+    const auto& shards = splits.at(split).at("shards");
+    if (!shards.is_array() || shards.size() > kMaxShards) {
+      throw DataError(fmt::format("{}: split '{}' has no list of at most {} shards", where, split, kMaxShards));
+    }
+    for (const auto& entry : shards) {
+      if (!entry.is_object()) throw DataError(fmt::format("{}: a shard entry is not an object", where));
+      std::string file = entry.at("file").get<std::string>();
+      const auto tokens = static_cast<std::uint64_t>(
+          integer_field(entry, "tokens", 0, static_cast<std::int64_t>(kMaxShardTokens), where));
+      if (!plain_file_name(file)) {
+        throw DataError(fmt::format("{}: shard name '{}' is not a plain file name in the data set", where, file));
+      }
+      shard_list.emplace_back(std::move(file), tokens);
+    }
   } catch (const nlohmann::json::exception& e) {
-    throw DataError(fmt::format("{}: malformed: {}", meta_path.string(), e.what()));
+    throw DataError(fmt::format("{}: malformed: {}", where, e.what()));
+  } catch (const support::InputError& e) {
+    throw DataError(e.what());
   }
   if (!expected_tokenizer_hash.empty() && expected_tokenizer_hash != tokenizer_hash_) {
     throw DataError(
@@ -41,16 +102,18 @@ TokenDataset::TokenDataset(const std::filesystem::path& dir, const std::string& 
                     "data again with the same tokenizer",
                     dir.string(), tokenizer_hash_, expected_tokenizer_hash));
   }
-  if (!meta["splits"].contains(split)) throw DataError(fmt::format("{}: no split '{}'", meta_path.string(), split));
 
-  for (const auto& entry : meta["splits"][split]["shards"]) {
-    const auto path = dir / entry.at("file").get<std::string>();
-    const std::uint64_t tokens = entry.at("tokens");
+  for (const auto& [file, tokens] : shard_list) {
+    const auto path = dir / file;
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw DataError(fmt::format("{}: missing shard", path.string()));
     struct stat st {};
-    fstat(fd, &st);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      throw DataError(fmt::format("{}: not a regular file", path.string()));
+    }
     const auto bytes = static_cast<std::size_t>(st.st_size);
+    // tokens <= 2^40 and token_bytes <= 4: the product cannot wrap.
     if (bytes != tokens * static_cast<std::uint64_t>(token_bytes_)) {
       close(fd);
       throw DataError(fmt::format("{}: {} bytes, but meta.json records {} tokens of {} bytes (truncated?)",
@@ -90,13 +153,23 @@ void TokenDataset::read(std::size_t index, std::int64_t* out) const {
                   1;
   const std::size_t first_token = (index - it->first_sample) * seq_len_;
   const unsigned char* p = it->data + first_token * static_cast<std::size_t>(token_bytes_);
+  std::int64_t largest = 0;
   if (token_bytes_ == 2) {
-    for (std::size_t i = 0; i <= seq_len_; ++i) out[i] = p[2 * i] | (p[2 * i + 1] << 8);
+    for (std::size_t i = 0; i <= seq_len_; ++i) {
+      out[i] = p[2 * i] | (p[2 * i + 1] << 8);
+      largest = std::max(largest, out[i]);
+    }
   } else {
     for (std::size_t i = 0; i <= seq_len_; ++i) {
       out[i] = static_cast<std::int64_t>(p[4 * i] | (p[4 * i + 1] << 8) | (p[4 * i + 2] << 16) |
                                          (static_cast<std::uint32_t>(p[4 * i + 3]) << 24));
+      largest = std::max(largest, out[i]);
     }
+  }
+  // A token the vocabulary lacks would index past the embedding table.
+  if (largest >= vocab_size_) {
+    throw DataError(fmt::format("split '{}', sample {}: token {} is outside the vocabulary of {}", split_, index,
+                                largest, vocab_size_));
   }
 }
 

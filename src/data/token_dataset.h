@@ -14,8 +14,11 @@ namespace hpctrain::data {
 
 class TokenDataset {
  public:
-  // Throws DataError when meta.json is missing or malformed, a shard is missing
-  // or has the wrong size, or `expected_tokenizer_hash` (when not empty) differs.
+  // Throws DataError naming the file when meta.json is missing, malformed or
+  // implausible (token width, vocabulary, shard names and sizes are checked;
+  // the data set may come from elsewhere), a shard is missing, not a regular
+  // file or of the wrong size, or `expected_tokenizer_hash` (when not empty)
+  // differs.
   TokenDataset(const std::filesystem::path& dir, const std::string& split, std::size_t seq_len,
                const std::string& expected_tokenizer_hash = {});
   ~TokenDataset();
@@ -29,7 +32,8 @@ class TokenDataset {
   // Of the training split's tokens (prepare's statistics), in nats.
   [[nodiscard]] double unigram_entropy() const { return unigram_entropy_; }
 
-  // Writes the seq_len + 1 tokens of sample `index` to `out`.
+  // Writes the seq_len + 1 tokens of sample `index` to `out`; throws
+  // DataError for a token outside the vocabulary.
   void read(std::size_t index, std::int64_t* out) const;
 
  private:
@@ -40,6 +44,7 @@ class TokenDataset {
     std::size_t first_sample = 0;
   };
   std::vector<Shard> shards_;
+  std::string split_;
   std::size_t seq_len_;
   std::size_t total_samples_ = 0;
   int token_bytes_ = 2;

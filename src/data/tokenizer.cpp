@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "data/data_error.h"
+#include "support/bounded_file.h"
 #include "support/sha256.h"
 
 namespace hpctrain::data {
@@ -47,7 +48,7 @@ std::vector<std::string> sample_lines(const std::vector<Document>& documents, st
 
 Tokenizer Tokenizer::train(const std::vector<Document>& documents, const TokenizerTraining& options) {
   const std::unordered_map<std::string, std::string> spec = {
-      {"model_type", options.model_type},
+      {"model_type", std::string(config::name_of(options.model))},
       {"vocab_size", std::to_string(options.vocab_size)},
       {"byte_fallback", "true"},
       {"character_coverage", "0.9999"},
@@ -80,11 +81,13 @@ Tokenizer Tokenizer::train(const std::vector<Document>& documents, const Tokeniz
 }
 
 Tokenizer Tokenizer::load(const std::filesystem::path& model_file) {
-  std::ifstream in(model_file, std::ios::binary);
-  if (!in) throw DataError(fmt::format("{}: cannot open the tokenizer model", model_file.string()));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return from_model(bytes.str(), model_file.string());
+  // SentencePiece models are kilobytes to a few MB; bound the read before it starts.
+  constexpr std::size_t kMaxModelBytes = std::size_t{256} << 20;
+  try {
+    return from_model(support::read_bounded_file(model_file, kMaxModelBytes, "tokenizer model"), model_file.string());
+  } catch (const support::InputError& e) {
+    throw DataError(e.what());
+  }
 }
 
 Tokenizer Tokenizer::from_model(std::string model_bytes, const std::string& origin) {

@@ -1,5 +1,5 @@
-// SentencePiece tokenizer: trained on the corpus (seed 004: a tokenizer from the
-// domain) or loaded from a .model file. Configured for code: no normalisation,
+// SentencePiece tokenizer: trained on the corpus (a tokenizer from the
+// domain it will read) or loaded from a .model file. Configured for code: no normalisation,
 // whitespace and indentation kept exactly, newline as a token of its own, and
 // byte fallback so any text round-trips without <unk>.
 #pragma once
@@ -10,16 +10,18 @@
 #include <string_view>
 #include <vector>
 
+#include "config/experiment.h"
 #include "data/documents.h"
 #include "data/sentencepiece_engine.h"
 
 namespace hpctrain::data {
 
+// What [data] asks of the tokenizer (its defaults are the config's).
 struct TokenizerTraining {
-  std::string model_type = "bpe";  // bpe or unigram
-  int vocab_size = 8192;
-  std::size_t max_lines = 400000;  // sampled evenly from the documents
-  int threads = 1;
+  config::TokenizerKind model;
+  int vocab_size;
+  std::size_t max_lines;  // sampled evenly from the documents
+  int threads;
 };
 
 class Tokenizer {

@@ -8,7 +8,11 @@ namespace hpctrain::data {
 namespace {
 
 MlmMasking masking() {
+  const config::DataConfig defaults;
   MlmMasking m;
+  m.probability = defaults.mlm_probability;
+  m.mask_fraction = defaults.mlm_mask_fraction;
+  m.random_fraction = defaults.mlm_random_fraction;
   m.seed = 11;
   m.mask_id = 4;
   m.special.assign(1000, false);

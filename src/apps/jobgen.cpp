@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "apps/program_edge.h"
 #include "jobgen/batch_script.h"
 #include "jobgen/data_file.h"
 #include "jobgen/mustache.h"
@@ -37,8 +38,8 @@ int main(int argc, char** argv) {
     args[0] = "script";
     args.emplace_back("--explain");
   }
-  std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
   CLI::App app{"jobgen: SLURM batch scripts from hpctrain experiments"};
+  hpctrain::apps::one_line_failures(app, "jobgen");
   app.require_subcommand(1);
   std::string experiment_file;
   std::vector<std::string> overrides;
@@ -71,18 +72,16 @@ int main(int argc, char** argv) {
   render->add_option("--escape", escape, "what {{x}} does to values: none, or html (the specification's)")
       ->check(CLI::IsMember({"none", "html"}));
   render->add_option("--partial", partial_files, "NAME=FILE: a partial (repeatable)");
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  try {
+  if (const auto done = hpctrain::apps::parse(app, args)) return *done;
+  return hpctrain::apps::at_the_edge("jobgen", [&] {
     if (*script) {
       const auto paths = jobgen_paths();
       const auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, dependencies, paths);
       const std::string text = hpctrain::jobgen::render_batch_script(job, template_name, paths);
       if (!manifest_file.empty()) {
-        std::ofstream(manifest_file) << hpctrain::jobgen::sweep_manifest(job.sweep).dump(2) << '\n';
+        std::ofstream manifest(manifest_file, std::ios::trunc);
+        manifest << hpctrain::jobgen::sweep_manifest(job.sweep).dump(2) << '\n';
+        if (!manifest.flush()) throw std::runtime_error(manifest_file + ": cannot write the sweep manifest");
       }
       if (explain_only) {
         std::cout << hpctrain::jobgen::explain(job);
@@ -106,12 +105,8 @@ int main(int argc, char** argv) {
         escape == "html" ? hpctrain::jobgen::Escape(hpctrain::jobgen::escape_html)
                          : hpctrain::jobgen::Escape([](const std::string& value) { return value; });
     std::cout << hpctrain::jobgen::render_mustache(hpctrain::jobgen::read_text_file(template_file),
-                                                   hpctrain::jobgen::load_data_file(data_file), partials, escaper,
-                                                   template_file);
-  } catch (const std::exception& e) {
-    (void)std::fflush(stdout);
-    fmt::print(stderr, "jobgen: error: {}\n", e.what());
-    return 1;
-  }
-  return 0;
+                                                   hpctrain::jobgen::load_data_file(data_file),
+                                                   hpctrain::jobgen::partials_from(partials), escaper, template_file);
+    return 0;
+  });
 }

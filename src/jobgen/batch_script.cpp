@@ -60,21 +60,23 @@ std::string dependency(const std::string& spec) {
 
 BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<std::string>& overrides,
                         const std::string& cluster, const Dependencies& dependencies, const JobgenPaths& paths) {
-  BatchJob job{config::load_experiment(experiment_file, overrides),
+  // The file is parsed once; everything below reads the one table.
+  const toml::table table = config::load_experiment_table(experiment_file, overrides);
+  BatchJob job{config::resolve_experiment(table, experiment_file),
                load_cluster_profile(cluster, paths.clusters),
                {},
                {},
                {},
                {},
                {}};
-  job.request = read_slurm_request(experiment_file, overrides, job.experiment, job.profile);
-  job.sweep = read_sweep(config::load_experiment_table(experiment_file, overrides));
+  job.request = read_slurm_request(table, job.experiment, job.profile);
+  job.sweep = read_sweep(table);
   // Every run of the sweep must be a valid experiment before anything is submitted.
   for (std::size_t i = 0; i < job.sweep.points.size(); ++i) {
-    std::vector<std::string> point = overrides;
+    std::vector<std::string> point;
     for (const auto& [key, value] : job.sweep.points[i].overrides) point.push_back(fmt::format("{}={}", key, value));
     try {
-      (void)config::load_experiment(experiment_file, point);
+      (void)config::resolve_experiment(table, experiment_file, point);
     } catch (const std::exception& e) {
       throw config::ConfigError(fmt::format("sweep index {}: {}", i, e.what()));
     }
@@ -92,7 +94,7 @@ BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<st
   if (r.gpus_per_node.value != "0") add(d, "--gpus-per-node", r.gpus_per_node);
   add(d, "--mem", r.mem);
   add(d, "--time", r.time);
-  // B: signals the batch shell, whose trap forwards it to the step (DESIGN §7).
+  // B: signals the batch shell (not the steps), whose trap forwards it to the step.
   add(d, "--signal",
       {fmt::format("B:{}@{}", r.signal.value, r.signal_lead_s.value), r.signal.source + ", " + r.signal_lead_s.source});
   d.push_back({"--requeue", "", "preemption: the job requeues itself"});
@@ -100,7 +102,7 @@ BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<st
   if (!job.sweep.points.empty()) {
     const std::string throttle = job.sweep.max_parallel > 0 ? fmt::format("%{}", job.sweep.max_parallel) : "";
     d.push_back({"--array", fmt::format("0-{}{}", job.sweep.points.size() - 1, throttle),
-                 fmt::format("[sweep] {}: {} runs", job.sweep.mode, job.sweep.points.size())});
+                 fmt::format("[sweep] {}: {} runs", config::name_of(job.sweep.mode), job.sweep.points.size())});
     add(d, "--output", {r.log_dir.value + "/%x-%A_%a.out", r.log_dir.source});
   } else {
     add(d, "--output", {r.log_dir.value + "/%x-%j.out", r.log_dir.source});
@@ -219,16 +221,25 @@ std::string explain(const BatchJob& job) {
 }
 
 std::string submit(const BatchJob& job, const std::string& script) {
-  std::filesystem::create_directories(job.request.log_dir.value);
-  std::string file = (std::filesystem::temp_directory_path() / "jobgen-XXXXXX.sbatch").string();
+  const char* tmpdir = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): read before any thread
+  const std::filesystem::path dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+  std::string file = (dir / "jobgen-XXXXXX.sbatch").string();
   const int fd = mkstemps(file.data(), 7);
-  if (fd < 0) throw RenderError("cannot create a temporary file for sbatch");
-  const std::unique_ptr<FILE, int (*)(FILE*)> out(fdopen(fd, "w"), fclose);
-  if (!out || std::fwrite(script.data(), 1, script.size(), out.get()) != script.size() || std::fflush(out.get()) != 0) {
-    throw RenderError(fmt::format("{}: cannot write the script", file));
+  if (fd < 0) {
+    throw RenderError(fmt::format("cannot create a temporary file for sbatch in {} (TMPDIR)", printable(dir.string())));
   }
+  // The temporary script is ours: it goes, whatever happens below.
+  const std::unique_ptr<const std::string, void (*)(const std::string*)> cleanup(
+      &file, [](const std::string* path) { (void)std::remove(path->c_str()); });
+  {
+    const std::unique_ptr<FILE, int (*)(FILE*)> out(fdopen(fd, "w"), fclose);
+    if (!out || std::fwrite(script.data(), 1, script.size(), out.get()) != script.size() ||
+        std::fflush(out.get()) != 0) {
+      throw RenderError(fmt::format("{}: cannot write the script", file));
+    }
+  }
+  std::filesystem::create_directories(job.request.log_dir.value);  // SLURM opens the log before the script runs
   const std::string id = first_line_of("sbatch --parsable " + shell_word(file, "script") + " 2>&1");
-  std::filesystem::remove(file);
   if (id.empty() || id.find_first_not_of("0123456789;") != std::string::npos) {
     throw RenderError(fmt::format("sbatch refused the script: {}", id));
   }
@@ -240,11 +251,18 @@ std::string render_batch_script(const BatchJob& job, const std::string& template
       template_name.find('/') != std::string::npos || template_name.ends_with(".mustache")
           ? std::filesystem::path(template_name)
           : paths.templates / (template_name + ".mustache");
-  // Every template next to it is a partial, by file stem ({{>header}}).
-  Partials partials;
-  for (const auto& entry : std::filesystem::directory_iterator(file.parent_path().empty() ? "." : file.parent_path())) {
-    if (entry.path().extension() == ".mustache") partials[entry.path().stem().string()] = read_text_file(entry.path());
-  }
+  // A partial is the template of that name next to it ({{>header}} is
+  // header.mustache), read when the template includes it.
+  const std::filesystem::path dir = file.parent_path().empty() ? "." : file.parent_path();
+  const PartialSource partials = [dir](const std::string& name) -> std::optional<std::string> {
+    if (name.empty() || name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") !=
+                            std::string::npos) {
+      throw RenderError(fmt::format("partial '{}': a partial is named by letters, digits, _ and -", printable(name)));
+    }
+    const auto path = dir / (name + ".mustache");
+    if (!std::filesystem::exists(path)) return std::nullopt;
+    return read_text_file(path);
+  };
   return render_mustache(
       read_text_file(file), batch_script_data(job), partials, [](const std::string& v) { return v; }, file.string());
 }

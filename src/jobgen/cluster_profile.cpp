@@ -7,6 +7,7 @@
 
 #include "config/config_error.h"
 #include "config/section_reader.h"
+#include "config/toml_input.h"
 
 namespace hpctrain::jobgen {
 namespace {
@@ -22,12 +23,7 @@ void apply(ClusterProfile& p, const std::string& name_or_file, const std::filesy
   if (!std::filesystem::is_regular_file(path)) {
     throw config::ConfigError(fmt::format("cluster profile {}: no such file {}", name_or_file, path.string()));
   }
-  toml::table root;
-  try {
-    root = toml::parse_file(path.string());
-  } catch (const toml::parse_error& e) {
-    throw config::ConfigError(fmt::format("{}: {}", config::location(e.source()), e.description()));
-  }
+  toml::table root = config::parse_toml_file(path);
   // Wrap the file as one section so SectionReader checks keys, types and spelling.
   toml::table env;
   if (const auto* e = root.get("env")) {

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
-#include <fstream>
 #include <sstream>
 
+#include "config/config_error.h"
+#include "config/toml_input.h"
 #include "jobgen/mustache.h"
+#include "support/bounded_file.h"
 
 namespace hpctrain::jobgen {
 namespace {
@@ -31,32 +33,67 @@ nlohmann::json to_json(const toml::node& node) {
   return text.str();
 }
 
+// The deepest nesting of [ and { outside strings; stops early past `limit`.
+void check_json_depth(const std::string& text, const std::string& origin) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        throw RenderError(fmt::format("{}: byte {}: nested deeper than {}", origin, i, kMaxJsonDepth));
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
 }  // namespace
 
 std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RenderError(fmt::format("{}: cannot read", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return support::read_bounded_file(path, kMaxTemplateBytes, "template");
+  } catch (const support::InputError& e) {
+    throw RenderError(e.what());
+  }
+}
+
+nlohmann::json parse_data(const std::string& text, const std::string& origin, bool toml) {
+  if (text.size() > kMaxDataBytes) {
+    throw RenderError(fmt::format("{}: {} bytes of data, more than {}", origin, text.size(), kMaxDataBytes));
+  }
+  if (toml) {
+    try {
+      return to_json(config::parse_toml_text(text, origin, kMaxDataBytes));
+    } catch (const config::ConfigError& e) {
+      throw RenderError(e.what());
+    }
+  }
+  check_json_depth(text, origin);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw RenderError(fmt::format("{}: byte {}: {}", origin, e.byte, e.what()));
+  }
 }
 
 nlohmann::json load_data_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw RenderError(fmt::format("{}: cannot read", path.string()));
-  if (path.extension() == ".toml") {
-    try {
-      return to_json(toml::parse_file(path.string()));
-    } catch (const toml::parse_error& e) {
-      throw RenderError(
-          fmt::format("{}:{}:{}: {}", path.string(), e.source().begin.line, e.source().begin.column, e.description()));
-    }
-  }
+  std::string text;
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw RenderError(fmt::format("{}: byte {}: {}", path.string(), e.byte, e.what()));
+    text = support::read_bounded_file(path, kMaxDataBytes, "data file");
+  } catch (const support::InputError& e) {
+    throw RenderError(e.what());
   }
+  return parse_data(text, path.string(), path.extension() == ".toml");
 }
 
 }  // namespace hpctrain::jobgen

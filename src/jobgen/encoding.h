@@ -1,4 +1,4 @@
-// Encoding a value for the place it lands in a batch script (DESIGN §7).
+// Encoding a value for the place it lands in a batch script.
 // sbatch reads #SBATCH lines with its own parser: quotes group words, an
 // unquoted # ends the line, a backslash escapes the next character (even in
 // single quotes), $VAR stays literal. So a directive value is written in double
@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "support/text.h"
+
 namespace hpctrain::jobgen {
 
 class EncodingError : public std::runtime_error {
@@ -21,8 +23,8 @@ class EncodingError : public std::runtime_error {
 // Throws EncodingError naming `field` when `value` holds a control character.
 void refuse_control_characters(const std::string& value, const std::string& field);
 
-// `value` with control characters shown as \xNN: for comments and messages.
-std::string printable(const std::string& value);
+// For comments and messages: control characters shown as \xNN.
+using support::printable;
 
 // "value", for `#SBATCH --flag=<here>`.
 std::string sbatch_value(const std::string& value, const std::string& field);
@@ -30,8 +32,11 @@ std::string sbatch_value(const std::string& value, const std::string& field);
 // 'value', one shell word taken literally.
 std::string shell_word(const std::string& value, const std::string& field);
 
-// "value" with $VAR and ${VAR} expanding at run time and nothing else: command
-// substitution ($( or `) is refused, \ and " are escaped.
+// "value" with $NAME and ${NAME} expanding at run time and nothing else: the
+// value must be literal text, $NAME and ${NAME} (NAME = [A-Za-z_][A-Za-z0-9_]*),
+// so no parameter operator (${X@P}, ${X:=...}, ${a[...]}), command
+// substitution or arithmetic can reach bash; each expansion is written back
+// as ${NAME}, and \ and " are escaped.
 std::string shell_expanding(const std::string& value, const std::string& field);
 
 }  // namespace hpctrain::jobgen

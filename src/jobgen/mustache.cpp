@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "support/text.h"
 
 namespace hpctrain::jobgen {
 namespace {
@@ -64,8 +69,12 @@ class Parser {
       std::size_t next = after;
       std::string indentation;
       if (type == '#' || type == '^' || type == '/' || type == '!' || type == '>' || type == '=') {
-        const std::size_t line_start = text_.rfind('\n', tag == 0 ? 0 : tag - 1);
-        const std::size_t start = (tag == 0 || line_start == std::string::npos) ? 0 : line_start + 1;
+        // The line's start, looked for no further back than the previous tag's
+        // end (a line that starts before it is not standalone): one scan per
+        // tag over text no other tag scans, so parsing stays linear.
+        std::size_t start = tag;
+        while (start > pos && text_[start - 1] != '\n') --start;
+        if (start == pos && pos > 0 && text_[pos - 1] != '\n') start = 0;
         bool blank_before = start >= pos || tag == 0;
         for (std::size_t i = start; i < tag && blank_before; ++i) blank_before = is_blank(text_[i]);
         std::size_t i = after;
@@ -85,6 +94,9 @@ class Parser {
         case '=': set_delimiters(name, tag); break;
         case '#':
         case '^': {
+          if (open.size() >= static_cast<std::size_t>(kMaxNesting)) {
+            throw error(tag, fmt::format("sections nest deeper than {}", kMaxNesting));
+          }
           Node section;
           section.kind = type == '#' ? Node::Kind::kSection : Node::Kind::kInverted;
           section.text = name;
@@ -131,17 +143,8 @@ class Parser {
   }
 
   RenderError error(std::size_t at, const std::string& what) const {
-    std::size_t line = 1;
-    std::size_t column = 1;
-    for (std::size_t i = 0; i < at && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    return RenderError(fmt::format("{}:{}:{}: {}", origin_, line, column, what));
+    const support::LineColumn where = support::line_column(text_, at);
+    return RenderError(fmt::format("{}:{}:{}: {}", origin_, where.line, where.column, what));
   }
 
   const std::string& text_;
@@ -152,11 +155,20 @@ class Parser {
 
 class Renderer {
  public:
-  Renderer(const Partials& partials, const Escape& escape, std::string origin)
+  Renderer(const PartialSource& partials, const Escape& escape, std::string origin)
       : partials_(partials), escape_(escape), origin_(std::move(origin)) {}
 
   void render(const std::vector<Node>& nodes, std::vector<const json*>& stack, std::string& out, int depth) {
+    if (depth > kMaxNesting) {
+      throw RenderError(fmt::format("{}: sections and partials nest deeper than {}", origin_, kMaxNesting));
+    }
     for (const Node& node : nodes) {
+      if (++steps_ > kMaxRenderSteps) {
+        throw RenderError(fmt::format(
+            "{}: rendering takes more than {} steps (sections over large data, or partials that include others "
+            "several times)",
+            origin_, kMaxRenderSteps));
+      }
       switch (node.kind) {
         case Node::Kind::kText: out += node.text; break;
         case Node::Kind::kEscaped: out += escape_(to_text(lookup(node.text, stack))); break;
@@ -167,33 +179,39 @@ class Renderer {
           if (value->is_array()) {
             for (const auto& item : *value) {
               stack.push_back(&item);
-              render(node.children, stack, out, depth);
+              render(node.children, stack, out, depth + 1);
               stack.pop_back();
             }
           } else {
             stack.push_back(value);
-            render(node.children, stack, out, depth);
+            render(node.children, stack, out, depth + 1);
             stack.pop_back();
           }
           break;
         }
         case Node::Kind::kInverted:
-          if (!truthy(lookup(node.text, stack))) render(node.children, stack, out, depth);
+          if (!truthy(lookup(node.text, stack))) render(node.children, stack, out, depth + 1);
           break;
-        case Node::Kind::kPartial: {
-          const auto it = partials_.find(node.text);
-          if (it == partials_.end()) break;
-          if (depth > 100) throw RenderError(fmt::format("{}: partial {} nests deeper than 100", origin_, node.text));
-          const std::string source = indent(it->second, node.indentation);
-          const std::vector<Node> parsed = Parser(source, origin_ + " (partial " + node.text + ")").parse();
-          render(parsed, stack, out, depth + 1);
-          break;
-        }
+        case Node::Kind::kPartial: render(partial(node), stack, out, depth + 1); break;
+      }
+      if (out.size() > kMaxOutputBytes) {
+        throw RenderError(fmt::format("{}: the output grows past {} MiB", origin_, kMaxOutputBytes >> 20));
       }
     }
   }
 
  private:
+  // A partial parsed once per name and indentation, however often it is included.
+  const std::vector<Node>& partial(const Node& node) {
+    const auto key = std::make_pair(node.text, node.indentation);
+    if (const auto it = parsed_.find(key); it != parsed_.end()) return it->second;
+    if (!texts_.count(node.text)) texts_[node.text] = partials_ ? partials_(node.text) : std::nullopt;
+    const auto& text = texts_[node.text];
+    std::vector<Node> nodes;
+    if (text) nodes = Parser(indent(*text, node.indentation), origin_ + " (partial " + node.text + ")").parse();
+    return parsed_.emplace(key, std::move(nodes)).first->second;
+  }
+
   static std::string indent(const std::string& text, const std::string& by) {
     if (by.empty()) return text;
     std::string out = by;
@@ -239,9 +257,12 @@ class Renderer {
     return found;
   }
 
-  const Partials& partials_;
+  const PartialSource& partials_;
   const Escape& escape_;
   std::string origin_;
+  std::size_t steps_ = 0;
+  std::map<std::string, std::optional<std::string>> texts_;
+  std::map<std::pair<std::string, std::string>, std::vector<Node>> parsed_;
 };
 
 }  // namespace
@@ -261,7 +282,15 @@ std::string escape_html(const std::string& value) {
   return out;
 }
 
-std::string render_mustache(const std::string& template_text, const nlohmann::json& data, const Partials& partials,
+PartialSource partials_from(const Partials& partials) {
+  return [partials](const std::string& name) -> std::optional<std::string> {
+    const auto it = partials.find(name);
+    if (it == partials.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+std::string render_mustache(const std::string& template_text, const nlohmann::json& data, const PartialSource& partials,
                             const Escape& escape, const std::string& origin) {
   const std::vector<Node> nodes = Parser(template_text, origin).parse();
   std::vector<const json*> stack{&data};

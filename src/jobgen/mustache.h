@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -25,13 +26,25 @@ class RenderError : public std::runtime_error {
 
 using Escape = std::function<std::string(const std::string&)>;
 using Partials = std::map<std::string, std::string>;
+// A partial's text by name, or nullopt when there is none (it renders empty).
+using PartialSource = std::function<std::optional<std::string>(const std::string& name)>;
+
+// The partials of a map.
+PartialSource partials_from(const Partials& partials);
 
 // HTML escaping as the specification defines it (& " < >).
 std::string escape_html(const std::string& value);
 
 // Throws RenderError with ORIGIN:line:column for an unclosed tag or section, a
-// mismatched section end, or a bad delimiter change.
-std::string render_mustache(const std::string& template_text, const nlohmann::json& data, const Partials& partials,
+// mismatched section end, or a bad delimiter change. Rendering is bounded, since
+// templates and data may come from anyone: sections and partials nest at most
+// kMaxNesting deep, the output is at most kMaxOutputBytes, and at most
+// kMaxRenderSteps nodes are rendered (sections over large data, or partials
+// that include others several times, multiply the work exponentially).
+constexpr int kMaxNesting = 100;
+constexpr std::size_t kMaxOutputBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxRenderSteps = std::size_t{4} << 20;  // a 100,000-point sweep takes ~600,000
+std::string render_mustache(const std::string& template_text, const nlohmann::json& data, const PartialSource& partials,
                             const Escape& escape, const std::string& origin);
 
 }  // namespace hpctrain::jobgen

@@ -71,9 +71,8 @@ std::int64_t parse_slurm_time(const std::string& text, const std::string& field)
   return (v[0] * 60 + v[1]) * 60 + v[2];       // H:M:S
 }
 
-SlurmRequest read_slurm_request(const std::string& experiment_file, const std::vector<std::string>& overrides,
-                                const config::Experiment& experiment, const ClusterProfile& profile) {
-  toml::table root = config::load_experiment_table(experiment_file, overrides);
+SlurmRequest read_slurm_request(toml::table root, const config::Experiment& experiment,
+                                const ClusterProfile& profile) {
   // [slurm.env] is a table of its own; take it out before the key check.
   SlurmRequest r;
   if (auto* slurm = root.get("slurm"); slurm != nullptr && slurm->is_table()) {
@@ -133,7 +132,7 @@ SlurmRequest read_slurm_request(const std::string& experiment_file, const std::v
   r.ntasks_per_node = integer("ntasks_per_node", 1, 1, 4096, "default");
   r.cpus_per_task = integer("cpus_per_task", 0, 0, 4096, "default");
   r.gpus_per_node = integer("gpus_per_node", profile.gpus_per_node, 0, 1024, from_profile);
-  r.signal = Sourced{s.choice("signal", experiment.checkpoint.signal, {"USR1", "USR2", "TERM"}),
+  r.signal = Sourced{std::string(config::name_of(s.choice("signal", experiment.checkpoint.signal))),
                      source_of("signal", "checkpoint.signal")};
   r.signal_lead_s = integer("signal_lead_s", 120, 1, 86400, "default");
   r.max_restarts = integer("max_restarts", 3, 0, 1000, "default");

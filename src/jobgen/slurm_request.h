@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <toml++/toml.h>
+
 #include "config/experiment.h"
 #include "jobgen/cluster_profile.h"
 
@@ -41,9 +43,10 @@ struct SlurmRequest {
 // SLURM's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. Throws on others.
 std::int64_t parse_slurm_time(const std::string& text, const std::string& field);
 
-// Throws ConfigError naming file:line:column (or the --set) for bad values, and
+// [slurm] of the experiment's table (config/experiment_table.h). Throws
+// ConfigError naming file:line:column (or the --set) for bad values, and
 // explaining inconsistent resources.
-SlurmRequest read_slurm_request(const std::string& experiment_file, const std::vector<std::string>& overrides,
+SlurmRequest read_slurm_request(toml::table experiment_table,
                                 const config::Experiment& experiment, const ClusterProfile& profile);
 
 }  // namespace hpctrain::jobgen

@@ -14,6 +14,8 @@ namespace {
 using config::ConfigError;
 using config::location;
 
+constexpr std::size_t kMaxRuns = 100000;
+
 struct Parameter {
   std::string key;
   std::vector<std::string> values;                   // TOML text
@@ -79,7 +81,7 @@ Sweep read_sweep(const toml::table& experiment) {
   root.insert("sweep", std::move(copy));
   toml::table resolved;
   config::SectionReader r(root, "sweep", resolved);
-  sweep.mode = r.choice("mode", "grid", {"grid", "zip"});
+  sweep.mode = r.choice("mode", SweepMode::kGrid);
   sweep.max_parallel = r.integer("max_parallel", 0, 0, 100000);
   r.finish();
 
@@ -91,7 +93,7 @@ Sweep read_sweep(const toml::table& experiment) {
     throw ConfigError(fmt::format("{}: [sweep.parameters] is empty", location(parameters_node->source())));
   }
   std::size_t count = 1;
-  if (sweep.mode == "zip") {
+  if (sweep.mode == SweepMode::kZip) {
     count = parameters.front().values.size();
     for (const auto& p : parameters) {
       if (p.values.size() != count) {
@@ -101,16 +103,26 @@ Sweep read_sweep(const toml::table& experiment) {
       }
     }
   } else {
-    for (const auto& p : parameters) count *= p.values.size();
+    // Checked before each multiplication: 64 parameters of two values would wrap to 0.
+    for (const auto& p : parameters) {
+      if (count > kMaxRuns / p.values.size()) {
+        throw ConfigError(fmt::format("{}: [sweep] makes more than {} runs, more than an array may hold",
+                                      location(parameters_node->source()), kMaxRuns));
+      }
+      count *= p.values.size();
+    }
   }
-  if (count > 100000) throw ConfigError(fmt::format("[sweep] makes {} runs, more than an array may hold", count));
+  if (count > kMaxRuns) {
+    throw ConfigError(fmt::format("{}: [sweep] makes {} runs, more than an array may hold ({})",
+                                  location(parameters_node->source()), count, kMaxRuns));
+  }
   for (std::size_t i = 0; i < count; ++i) {
     SweepPoint point;
     std::size_t rest = i;
     // Grid: the last parameter varies fastest.
     std::vector<std::size_t> pick(parameters.size());
     for (std::size_t k = parameters.size(); k-- > 0;) {
-      if (sweep.mode == "zip") {
+      if (sweep.mode == SweepMode::kZip) {
         pick[k] = i;
       } else {
         pick[k] = rest % parameters[k].values.size();

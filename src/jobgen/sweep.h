@@ -15,7 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "config/choices.h"
+
 namespace hpctrain::jobgen {
+
+enum class SweepMode { kGrid, kZip };
 
 struct SweepPoint {
   // (section.key, the value as TOML text, e.g. "0.001" or "'adamw'")
@@ -23,7 +27,7 @@ struct SweepPoint {
 };
 
 struct Sweep {
-  std::string mode;
+  SweepMode mode = SweepMode::kGrid;
   std::int64_t max_parallel = 0;
   std::vector<SweepPoint> points;  // empty: no sweep
 };
@@ -35,3 +39,9 @@ Sweep read_sweep(const toml::table& experiment);
 nlohmann::json sweep_manifest(const Sweep& sweep);
 
 }  // namespace hpctrain::jobgen
+
+template <>
+struct hpctrain::config::ChoiceTable<hpctrain::jobgen::SweepMode> {
+  static constexpr std::array<Choice<hpctrain::jobgen::SweepMode>, 2> entries{
+      {{"grid", hpctrain::jobgen::SweepMode::kGrid}, {"zip", hpctrain::jobgen::SweepMode::kZip}}};
+};

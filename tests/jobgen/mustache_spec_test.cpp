@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
       }
       std::string got;
       try {
-        got = hpctrain::jobgen::render_mustache(test.at("template"), test.at("data"), partials,
+        got = hpctrain::jobgen::render_mustache(test.at("template"), test.at("data"),
+                                                hpctrain::jobgen::partials_from(partials),
                                                 hpctrain::jobgen::escape_html, "case");
       } catch (const std::exception& e) {
         got = std::string("error: ") + e.what();

@@ -25,6 +25,17 @@ TEST(JobgenEncodingTest, RuntimeValuesExpandVariablesButNeverCommands) {
   EXPECT_THROW((void)shell_expanding("$((1+1))", "f"), EncodingError);
 }
 
+TEST(JobgenEncodingTest, RunTimeValuesAreLiteralTextAndPlainExpansionsOnly) {
+  EXPECT_EQ(shell_expanding("$HOME/x-${SLURM_JOB_ID}_$A1", "f"), R"("${HOME}/x-${SLURM_JOB_ID}_${A1}")");
+  EXPECT_EQ(shell_expanding("50% off \\ me", "f"), R"("50% off \\ me")");
+  // Each of these runs code in bash, or could: parameter operators, special
+  // parameters, indirection, arithmetic subscripts, an unclosed brace.
+  for (const char* value : {"${X@P}", "${V:=$(id)}", "${a[$X]}", "${X/a/b}", "${#X}", "${!X}", "$$", "$1", "$?", "${X",
+                            "$", "a$", "${}", "${1}", "$[1+1]"}) {
+    EXPECT_THROW((void)shell_expanding(value, "f"), EncodingError) << value;
+  }
+}
+
 TEST(JobgenEncodingTest, ControlCharactersAreRefusedNamingTheField) {
   for (const char* bad : {"a\nb", "a\rb", "a\tb", "\x1b[0m", "a\x7f"}) {
     try {

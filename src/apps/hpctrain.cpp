@@ -3,11 +3,13 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 
+#include "apps/program_edge.h"
 #include "cli/ckpt_commands.h"
 #include "cli/doctor_command.h"
 #include "cli/hostnames_command.h"
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
     args.insert(args.begin() + 1, "train");
   }
   CLI::App app{"hpctrain: data-parallel language-model training for SLURM clusters"};
+  hpctrain::apps::one_line_failures(app, "hpctrain");
   app.require_subcommand(1);
 
   std::string expression;
@@ -59,10 +62,18 @@ int main(int argc, char** argv) {
   auto* generate = app.add_subcommand("generate", "Sample text from a trained causal model");
   generate->add_option("RUN_OR_CHECKPOINT", target, "run directory or .h5 checkpoint")->required();
   generate->add_option("--prompt", generate_options.prompt, "text to continue (default: eval.prompt)");
-  generate->add_option("--tokens", generate_options.tokens, "tokens to sample (default: eval.sample_tokens)");
-  generate->add_option("--temperature", generate_options.temperature, "softmax temperature")
-      ->check(CLI::PositiveNumber);
-  generate->add_option("--top-k", generate_options.top_k, "sample among the k likeliest tokens; 0 = all");
+  generate->add_option("--tokens", generate_options.tokens, "tokens to sample (default: eval.sample_tokens)")
+      ->check(CLI::Range(0, 1 << 20));
+  // NaN compares false both ways, so the range is written as what must hold.
+  const CLI::Validator temperature_range(
+      [](const std::string& text) {
+        const double value = std::strtod(text.c_str(), nullptr);
+        return value >= 1e-6 && value <= 100.0 ? std::string() : "must be a number in [1e-06, 100] (eval.temperature)";
+      },
+      "[1e-06, 100]");
+  generate->add_option("--temperature", generate_options.temperature, "softmax temperature")->check(temperature_range);
+  generate->add_option("--top-k", generate_options.top_k, "sample among the k likeliest tokens; 0 = all")
+      ->check(CLI::Range(0, 1 << 20));
   generate->add_option("--seed", generate_options.seed, "sampling seed (default: job.seed)");
 
   auto* ckpt = app.add_subcommand("ckpt", "Inspect, verify or export checkpoints");
@@ -81,14 +92,14 @@ int main(int argc, char** argv) {
   export_cmd->add_option("RUN_OR_CHECKPOINT", target, "run directory (its newest) or .h5 checkpoint")->required();
   export_cmd->add_option("--out", export_file, "the .safetensors file to write")->required();
 
-  args.erase(args.begin());  // CLI11 takes the arguments without the program name, reversed
-  std::reverse(args.begin(), args.end());
-  try {
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  try {
+  args.erase(args.begin());
+  if (const auto done = hpctrain::apps::parse(app, args)) return *done;
+  // LibTorch's own errors carry a backtrace in what(): the message alone is printed.
+  const auto describe = [](const std::exception& e) {
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    return std::string(torch_error != nullptr ? torch_error->what_without_backtrace() : e.what());
+  };
+  return hpctrain::apps::at_the_edge("hpctrain", [&] {
     if (*hostnames) {
       hpctrain::cli::run_hostnames(expression, std::cout);
     } else if (*hostlist) {
@@ -112,14 +123,6 @@ int main(int argc, char** argv) {
       doctor_options.bandwidth = !no_bandwidth;
       hpctrain::cli::run_doctor(doctor_options);
     }
-  } catch (const c10::Error& e) {  // LibTorch's own errors carry a backtrace we do not print
-    (void)std::fflush(stdout);
-    fmt::print(stderr, "hpctrain: error: {}\n", e.what_without_backtrace());
-    return 1;
-  } catch (const std::exception& e) {
-    (void)std::fflush(stdout);
-    fmt::print(stderr, "hpctrain: error: {}\n", e.what());
-    return 1;
-  }
-  return 0;
+    return 0;
+  }, describe);
 }

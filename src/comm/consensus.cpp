@@ -20,6 +20,14 @@ std::vector<std::string> allgather_strings(Communicator& comm, const std::string
   return out;
 }
 
+std::string broadcast_string(Communicator& comm, const std::string& value, int root) {
+  auto length = static_cast<std::int64_t>(value.size());
+  comm.broadcast(&length, 1, DType::kInt64, root);
+  std::string out = comm.rank() == root ? value : std::string(static_cast<std::size_t>(length), '\0');
+  if (length > 0) comm.broadcast(out.data(), out.size(), DType::kUInt8, root);
+  return out;
+}
+
 void agree_or_throw(Communicator& comm, const std::optional<std::string>& local_error) {
   // A leading marker keeps an error with an empty text distinct from success.
   const auto all = allgather_strings(comm, local_error ? "!" + *local_error : std::string());

@@ -125,8 +125,10 @@ std::vector<int> RollCall::missing_for(std::uint64_t seq, std::vector<std::pair<
     const auto i = static_cast<std::size_t>(r);
     return seen_[i][1] > sent_before[i];
   };
-  // Ranks that entered must prove they are still alive with a new message.
-  const auto window_end = Clock::now() + 3 * heartbeat_;
+  // Ranks that entered must prove they are still alive with a new message. At
+  // least a second: on an oversubscribed node a live rank can be descheduled for
+  // longer than three short heartbeats, and would be named missing.
+  const auto window_end = Clock::now() + std::max<std::chrono::milliseconds>(3 * heartbeat_, 1s);
   while (Clock::now() < window_end) {
     bool all_heard = true;
     for (int r = 1; r < size_; ++r) all_heard = all_heard && (!entered(r) || heard_since(r));
@@ -203,6 +205,10 @@ void RollCall::fail(std::uint64_t seq, const std::string& what, Clock::time_poin
   (void)std::fprintf(stderr, "%s\n", message.c_str());
   (void)std::fflush(stderr);
   (void)std::fflush(stdout);
+  // The launcher forwards stderr through a pipe that MPI_Abort's teardown can
+  // close before it is drained: give it a moment, or the one line that says
+  // what happened may be lost (seen with mpiexec.hydra on a loaded node).
+  std::this_thread::sleep_for(500ms);
   MPI_Abort(MPI_COMM_WORLD, kCollectiveFailureExitCode);
   std::_Exit(kCollectiveFailureExitCode);
 }

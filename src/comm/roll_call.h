@@ -9,7 +9,7 @@
 // waiting alongside rank 0.
 //
 // A rank is missing from a collective when its count is behind, or when it sends
-// no new heartbeat during a liveness window of three heartbeats that rank 0
+// no new heartbeat during a liveness window (three heartbeats, at least 1 s) that rank 0
 // watches when asked. The window is judged by heartbeat numbers, not by arrival
 // times, because rank 0 may drain a dead rank's last messages late. When a
 // collective overruns the timeout:

@@ -2,13 +2,14 @@
 # bench/across-nodes.sh — sync against async reducers across 2 nodes, the way
 # users run them: `jobgen --submit` on a real SLURM cluster (the test harness,
 # tests/cluster/slurm-cluster.sh: one network namespace per node), one rank per
-# node, MPI over TCP on the inter-node link (UCX_TLS=tcp,self, DESIGN §6), the
+# node, MPI over TCP on the inter-node link (UCX_TLS=tcp,self: otherwise the
+# simulated nodes, one machine, would use shared memory), the
 # link unlimited, then limited to 1 Gbit/s and to 100 Mbit/s with tbf.
 #
 # Configurations, all on the quickstart model and data (jobs/quickstart.toml):
 #   ddp              DDP, buckets (<= 2 MiB) overlapped with backward
 #   ddp-serial       DDP, the same buckets reduced after backward
-#   ddap-blocking    DDAP, average merge every 16 steps, blocking (seed 000)
+#   ddap-blocking    DDAP, average merge every 16 steps, blocking (all ranks wait)
 #   ddap-overlapped  DDAP, the same merge overlapped, applied 4 steps later
 #
 # Every run trains the same number of tokens from the same seed, evaluating

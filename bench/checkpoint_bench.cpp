@@ -38,7 +38,7 @@ double median(std::vector<double> values) {
 
 hpctrain::ckpt::Snapshot quickstart_snapshot() {
   hpctrain::config::ModelConfig config;
-  config.kind = "gpt";
+  config.kind = hpctrain::config::ModelKind::kGpt;
   config.n_layer = 4;
   config.n_head = 4;
   config.d_model = 256;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/ddp-shaped-link.sh — overlapped DDP against DDP with buckets reduced
 # after backward, when communication is a large share of the step: 2 ranks
-# on this machine talking MPI over TCP (UCX_TLS=tcp,self, as between nodes,
-# DESIGN §6) through a loopback limited with tbf, in a private network
+# on this machine talking MPI over TCP (UCX_TLS=tcp,self, as between nodes:
+# otherwise ranks on one machine use shared memory) through a loopback limited with tbf, in a private network
 # namespace so nothing else on the machine is shaped.
 #
 #   bench/ddp-shaped-link.sh [--rate RATE] [--iterations N] [--bucket-cap-mb C]

@@ -36,6 +36,7 @@
 #include "comm/world.h"
 #include "handles/mpi.h"
 #include "model/language_model.h"
+#include "optim/optimizer.h"
 #include "reduce/ddp_reducer.h"
 #include "runtime/allocator.h"
 #include "runtime/threads.h"
@@ -109,18 +110,22 @@ void bucket_path_against_raw(Communicator& comm, int iterations, std::size_t tot
   for (std::size_t bucket = std::size_t{1} << 20; bucket <= total_bytes / 2; bucket *= 2) {
     // Parameters of 1/4 bucket, so buckets fill exactly.
     ParameterBlock model(total_floats, static_cast<std::int64_t>(bucket / sizeof(float) / 4));
-    hpctrain::reduce::DdpReducer ddp(model, comm, {bucket, bucket, /*overlap=*/false, false});
+    hpctrain::config::ParallelConfig parallel;
+    parallel.first_bucket_mb = parallel.bucket_cap_mb = static_cast<double>(bucket) / (1 << 20);
+    parallel.overlap = false;
+    hpctrain::optim::AdamW unused(model.parameters(), torch::optim::AdamWOptions(1e-3));  // for checkpoints only
+    hpctrain::reduce::DdpReducer ddp(parallel, model, unused, comm, comm);
     std::vector<float> raw(total_bytes / sizeof(float), 1.0F);
     const std::size_t per_bucket = bucket / sizeof(float);
     const auto medians = interleaved_medians(
-        comm, iterations, {[&] { std::fill(raw.begin(), raw.end(), 0.0F); }, [&] { ddp.zero_grad(); }},
+        comm, iterations, {[&] { std::fill(raw.begin(), raw.end(), 0.0F); }, [&] { ddp.begin_step(); }},
         {[&] {
            for (std::size_t offset = 0; offset < raw.size(); offset += per_bucket) {
              comm.allreduce(raw.data() + offset, std::min(per_bucket, raw.size() - offset), DType::kFloat32,
                             ReduceOp::kSum);
            }
          },
-         [&] { ddp.finish_backward(); }});
+         [&] { ddp.end_backward(); }});
     const double raw_s = medians[0];
     const double ddp_s = medians[1];
     const double bytes = static_cast<double>(total_bytes);
@@ -133,7 +138,7 @@ void bucket_path_against_raw(Communicator& comm, int iterations, std::size_t tot
 
 void exposed_communication(Communicator& comm, int iterations, double bucket_cap_mb) {
   hpctrain::config::ModelConfig config;  // the quickstart's GPT
-  config.kind = "gpt";
+  config.kind = hpctrain::config::ModelKind::kGpt;
   config.n_layer = 4;
   config.n_head = 4;
   config.d_model = 256;
@@ -152,23 +157,25 @@ void exposed_communication(Communicator& comm, int iterations, double bucket_cap
   const std::vector<Mode> modes = {{"no communication (no_sync)", false, true},
                                    {"DDP, buckets after backward", true, false},
                                    {"DDP, overlapped with backward", true, true}};
-  const hpctrain::reduce::DdpOptions options{std::size_t{1} << 20, static_cast<std::size_t>(bucket_cap_mb * (1 << 20)),
-                                             true, false};
+  hpctrain::config::ParallelConfig parallel;
+  parallel.bucket_cap_mb = bucket_cap_mb;
   std::vector<std::shared_ptr<hpctrain::model::LanguageModel>> models;
+  std::vector<std::unique_ptr<hpctrain::optim::AdamW>> optimizers;
   std::vector<std::unique_ptr<hpctrain::reduce::DdpReducer>> reducers;
   std::vector<std::function<void()>> prepare;
   std::vector<std::function<void()>> steps;
   for (const Mode& mode : modes) {
     torch::manual_seed(2);
     auto model = hpctrain::model::make_model(config, kVocab);
-    auto options_for_mode = options;
-    options_for_mode.overlap = mode.overlap;
-    auto ddp = std::make_unique<hpctrain::reduce::DdpReducer>(*model, comm, options_for_mode);
-    ddp->set_sync(mode.communicate);
-    prepare.emplace_back([ddp = ddp.get()] { ddp->zero_grad(); });
+    auto for_mode = parallel;
+    for_mode.overlap = mode.overlap;
+    optimizers.push_back(std::make_unique<hpctrain::optim::AdamW>(model->parameters(), torch::optim::AdamWOptions(1e-3)));
+    auto ddp = std::make_unique<hpctrain::reduce::DdpReducer>(for_mode, *model, *optimizers.back(), comm, comm);
+    ddp->micro_step(mode.communicate);
+    prepare.emplace_back([ddp = ddp.get()] { ddp->begin_step(); });
     steps.emplace_back([&, model = model.get(), ddp = ddp.get(), communicate = mode.communicate] {
       model->loss(tokens, targets).backward();
-      if (communicate) ddp->finish_backward();
+      if (communicate) ddp->end_backward();
     });
     models.push_back(std::move(model));
     reducers.push_back(std::move(ddp));

@@ -28,7 +28,7 @@ run_shape() {  # NAME STEPS WARMUP SHAPE-ARGS...
   for round in $(seq "$rounds"); do
     /usr/bin/python3 bench/reference/bench_pytorch.py "$@" --threads 2 --steps "$steps" --warmup "$warmup" \
       >>"$work/$name.pytorch.jsonl"
-    build/bench/train_step_bench "$@" --threads 2 --steps "$steps" --warmup "$warmup" >>"$work/$name.hpctrain.jsonl"
+    build/bench/train_step_bench "$@" --threads 2 --steps "$steps" --warmup "$warmup" | grep "^{" >>"$work/$name.hpctrain.jsonl"
   done
 }
 run_shape tiny 16 2 --layers 4 --d-model 256 --heads 4 --vocab 8192 --batch 8 --seq 256

@@ -17,7 +17,8 @@ int run_train(const std::string& experiment_file, const std::vector<std::string>
   const auto timeout =
       std::chrono::milliseconds(static_cast<long long>(experiment.parallel.collective_timeout_s * 1e3));
   comm::World world(mpi, env, comm::WorldOptions{timeout});
-  const auto summary = train::run_training(experiment, world, env);
+  train::Trainer trainer(experiment, world, env);
+  const auto summary = trainer.run();
   world.comm().barrier();
   const int status = summary.preempted ? config::kRequeueExitCode : 0;
   mpi.set_exit_status(status);

@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <stdexcept>
+
 #include "model/models.h"
 
 namespace hpctrain::model {
@@ -22,10 +24,22 @@ at::Tensor language_model_loss(const at::Tensor& logits, const at::Tensor& targe
                                               torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-100));
 }
 
+config::ParameterKind parameter_kind(const std::string& name) {
+  if (name.ends_with("bias")) return config::ParameterKind::kBias;
+  if (name.find("_emb.") != std::string::npos) return config::ParameterKind::kEmbedding;
+  for (const char* norm : {"ln1.", "ln2.", "ln_f.", "emb_ln.", "mlm.ln."}) {
+    if (name.find(norm) != std::string::npos) return config::ParameterKind::kNorm;
+  }
+  return config::ParameterKind::kWeight;
+}
+
 std::shared_ptr<LanguageModel> make_model(const config::ModelConfig& config, std::int64_t vocab_size) {
-  if (config.kind == "gpt") return make_gpt(config, vocab_size);
-  if (config.kind == "bert") return make_bert(config, vocab_size);
-  return make_mlp_lm(config, vocab_size);
+  switch (config.kind) {
+    case config::ModelKind::kGpt: return make_gpt(config, vocab_size);
+    case config::ModelKind::kBert: return make_bert(config, vocab_size);
+    case config::ModelKind::kMlp: return make_mlp_lm(config, vocab_size);
+  }
+  throw std::invalid_argument("model.kind: a kind make_model does not build");
 }
 
 }  // namespace hpctrain::model

@@ -35,6 +35,10 @@ class LanguageModel : public torch::nn::Module {
 // Mean cross-entropy over the positions whose target is not -100.
 at::Tensor language_model_loss(const at::Tensor& logits, const at::Tensor& targets);
 
+// What a parameter is, from its name (biases; LayerNorm weights; embedding
+// tables; other weights): initialisation and weight decay both go by it.
+config::ParameterKind parameter_kind(const std::string& name);
+
 // Builds and initialises a model (deterministic under torch::manual_seed).
 std::shared_ptr<LanguageModel> make_model(const config::ModelConfig& config, std::int64_t vocab_size);
 

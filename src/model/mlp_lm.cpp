@@ -1,4 +1,4 @@
-// Seed 003's MLP language model: each position predicts the next token from
+// The MLP language model (the smallest of the three): each position predicts the next token from
 // its own embedding alone (no context mixing), with exact (erf) GELUs.
 #include <torch/torch.h>
 

@@ -68,13 +68,6 @@ class BlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
-bool train_parameter_is_norm(const std::string& name) {
-  for (const char* norm : {"ln1.weight", "ln2.weight", "ln_f.weight", "emb_ln.weight", "mlm.ln.weight"}) {
-    if (name.find(norm) != std::string::npos) return true;
-  }
-  return false;
-}
-
 void init_normal(torch::nn::Module& module, const config::ModelConfig& c) {
   torch::NoGradGuard no_grad;
   // GPT-2: residual projections shrink with depth so the residual stream's
@@ -83,10 +76,10 @@ void init_normal(torch::nn::Module& module, const config::ModelConfig& c) {
   for (auto& item : module.named_parameters()) {
     const std::string& name = item.key();
     torch::Tensor& p = item.value();
-    const bool is_bias = name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0;
-    if (train_parameter_is_norm(name)) {
+    const config::ParameterKind kind = parameter_kind(name);
+    if (kind == config::ParameterKind::kNorm) {
       p.fill_(1.0);
-    } else if (is_bias) {
+    } else if (kind == config::ParameterKind::kBias) {
       p.zero_();
     } else if (name.find("attn.proj.weight") != std::string::npos ||
                name.find("mlp.proj.weight") != std::string::npos) {
@@ -119,7 +112,7 @@ TORCH_MODULE(MlmHead);
 class Transformer : public LanguageModel {
  public:
   Transformer(const config::ModelConfig& c, std::int64_t vocab, bool causal)
-      : causal_(c.kind == "gpt" && causal), n_layer_(c.n_layer), d_model_(c.d_model) {
+      : causal_(c.kind == config::ModelKind::kGpt && causal), n_layer_(c.n_layer), d_model_(c.d_model) {
     tok_emb = register_module("tok_emb", torch::nn::Embedding(vocab, c.d_model));
     pos_emb = register_module("pos_emb", torch::nn::Embedding(c.max_seq_len, c.d_model));
     if (!causal_) emb_ln = register_module("emb_ln", layer_norm(c.d_model));

@@ -1,33 +1,151 @@
 #include "reduce/ddap_reducer.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
-#include <stdexcept>
-
 #include "reduce/flat_parameters.h"
+#include "reduce/replica_state.h"
+#include "reduce/weights_broadcast.h"
 
 namespace hpctrain::reduce {
 namespace {
 
-// First moments, then second moments: the order the flat vector keeps.
-std::vector<at::Tensor> in_order(const OptimizerMoments& m) {
-  std::vector<at::Tensor> all = m.first;
-  all.insert(all.end(), m.second.begin(), m.second.end());
-  return all;
+// The optimizer's live moments, first moments then second moments (each in
+// parameter order, the same on every rank): the order the flat vector keeps.
+struct Moments {
+  std::vector<at::Tensor> first;
+  std::vector<at::Tensor> second;
+  [[nodiscard]] std::vector<at::Tensor> in_order() const {
+    std::vector<at::Tensor> all = first;
+    all.insert(all.end(), second.begin(), second.end());
+    return all;
+  }
+};
+
+Moments moments_of(optim::AdamW& optimizer, const model::LanguageModel& model) {
+  optim::AdamState s = optim::adam_state(optimizer, model);
+  return {std::move(s.exp_avg), std::move(s.exp_avg_sq)};
+}
+
+std::string replica_group(int rank) { return fmt::format("replicas/rank-{:05}", rank); }
+
+// Splits a flat vector into GROUP/<parameter name> entries shaped like the model.
+void add_unflattened(ckpt::Snapshot& s, const std::string& group, const torch::Tensor& flat_values,
+                     const model::LanguageModel& model) {
+  std::int64_t offset = 0;
+  for (const auto& item : model.named_parameters()) {
+    const std::int64_t n = item.value().numel();
+    s.tensors.emplace_back(group + "/" + item.key(),
+                           flat_values.narrow(0, offset, n).reshape(item.value().sizes()).clone());
+    offset += n;
+  }
 }
 
 }  // namespace
 
-DdapReducer::DdapReducer(model::LanguageModel& model, comm::Communicator& comm, DdapOptions options,
-                         MomentSource moments)
-    : model_(model),
-      comm_(comm),
-      options_(std::move(options)),
-      moments_(std::move(moments)),
-      anchor_(flatten_parameters(model)) {
-  if (options_.merge_moments && !moments_) {
-    throw std::invalid_argument("DdapReducer: merge_moments needs the optimizer's moments");
+DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::LanguageModel& model, optim::AdamW& optimizer,
+                         comm::Communicator& merges, comm::Communicator& control,
+                         std::unique_ptr<comm::Communicator> owned)
+    : Reducer(model, optimizer),
+      parallel_(parallel),
+      rule_(MergeRule::of(parallel)),
+      overlapped_(parallel.merge_mode == config::MergeMode::kOverlapped),
+      owned_(std::move(owned)),
+      comm_(merges),
+      control_(control) {
+  broadcast_parameters(model_, comm_);
+  anchor_ = flatten_parameters(model_);
+}
+
+std::string DdapReducer::describe() const {
+  return fmt::format("reducer ddap: {} merge every {} steps, {}{}{}", config::name_of(parallel_.merge),
+                     parallel_.merge_every, config::name_of(parallel_.merge_mode),
+                     overlapped_ ? fmt::format(" (applied {} step(s) later)", parallel_.merge_delay) : "",
+                     parallel_.merge_moments ? ", AdamW moments merged too" : "");
+}
+
+void DdapReducer::begin_step() {
+  for (auto& p : model_.parameters()) p.mutable_grad().reset();
+}
+
+std::vector<std::string> DdapReducer::incompatibilities(const ckpt_file::CheckpointInfo& info) const {
+  std::vector<std::string> diff;
+  if (info.reducer != "ddap") diff.push_back(fmt::format("parallel.reducer: checkpoint {} vs run ddap", info.reducer));
+  // DDAP replicas belong to ranks.
+  if (info.world_size != control_.size()) {
+    diff.push_back(
+        fmt::format("world size: checkpoint {} DDAP replicas vs run {} ranks", info.world_size, control_.size()));
   }
+  return diff;
+}
+
+void DdapReducer::save(ckpt::Snapshot& s) {
+  const int rank = control_.rank();
+  const DdapState d = state();
+  const optim::AdamState adam = optim::adam_state(optimizer_, model_);
+  // Each rank's replica, moments and (with a merge in flight) θ at its start,
+  // broadcast from each rank in turn and kept by rank 0.
+  std::vector<at::Tensor> mine_parts = {flatten(model_.parameters()).to(torch::kCPU), flatten(adam.exp_avg).to(torch::kCPU),
+                                        flatten(adam.exp_avg_sq).to(torch::kCPU)};
+  if (d.started_at >= 0) mine_parts.push_back(d.theta_at_start.to(torch::kCPU));
+  if (d.moments_at_start.defined()) mine_parts.push_back(d.moments_at_start.to(torch::kCPU));
+  const torch::Tensor mine = torch::cat(mine_parts);
+  const torch::Tensor my_steps = torch::tensor(adam.steps, torch::kInt64);
+  const std::int64_t n = model_.parameter_count();
+  for (int r = 0; r < control_.size(); ++r) {
+    torch::Tensor values = r == rank ? mine.clone() : torch::empty_like(mine);
+    torch::Tensor steps = r == rank ? my_steps.clone() : torch::empty_like(my_steps);
+    control_.broadcast(values.data_ptr(), static_cast<std::size_t>(values.numel()), comm::DType::kFloat32, r);
+    control_.broadcast(steps.data_ptr(), static_cast<std::size_t>(steps.numel()), comm::DType::kInt64, r);
+    if (rank != 0) continue;
+    const std::string group = replica_group(r);
+    add_unflattened(s, group + "/model", values.narrow(0, 0, n), model_);
+    add_unflattened(s, group + "/optimizer/exp_avg", values.narrow(0, n, n), model_);
+    add_unflattened(s, group + "/optimizer/exp_avg_sq", values.narrow(0, 2 * n, n), model_);
+    std::size_t i = 0;
+    for (const auto& item : model_.named_parameters()) {
+      s.tensors.emplace_back(group + "/optimizer/step/" + item.key(),
+                             steps.narrow(0, static_cast<std::int64_t>(i), 1).clone());
+      ++i;
+    }
+    if (d.started_at >= 0) s.tensors.emplace_back(group + "/ddap_theta_at_start", values.narrow(0, 3 * n, n).clone());
+    if (d.moments_at_start.defined()) {
+      s.tensors.emplace_back(group + "/ddap_moments_at_start", values.narrow(0, 4 * n, 2 * n).clone());
+    }
+  }
+  if (rank != 0) return;
+  add_unflattened(s, "model", d.anchor.to(torch::kCPU), model_);
+  s.tensors.emplace_back("ddap/anchor", d.anchor.to(torch::kCPU).clone());
+  if (d.momentum.defined()) s.tensors.emplace_back("ddap/momentum", d.momentum.to(torch::kCPU).clone());
+  if (d.started_at >= 0) s.tensors.emplace_back("ddap/merged", d.merged.to(torch::kCPU).clone());
+  if (d.merged_moments.defined()) s.tensors.emplace_back("ddap/merged_moments", d.merged_moments.to(torch::kCPU).clone());
+  s.ints.insert(s.ints.end(), {{"ddap_merges", d.merges},
+                               {"ddap_last_step", d.last_step},
+                               {"ddap_last_merge_applied_for", d.last_merge_applied_for},
+                               {"ddap_started_at", d.started_at}});
+}
+
+void DdapReducer::load(const ckpt::CheckpointReader& c) {
+  const std::string group = replica_group(control_.rank());
+  load_replica(c, group + "/model", group + "/optimizer", model_, optimizer_);
+  const auto device = model_.parameters().front().device();
+  const std::int64_t n = model_.parameter_count();
+  DdapState d;
+  d.anchor = c.tensor("ddap/anchor", n, torch::kFloat32).to(device);
+  if (c.has("ddap/momentum")) d.momentum = c.tensor("ddap/momentum", n, torch::kFloat32).to(device);
+  d.merges = c.integer("ddap_merges", 0);
+  d.last_step = c.integer("ddap_last_step", 0);
+  d.last_merge_applied_for = c.integer("ddap_last_merge_applied_for", -1);
+  d.started_at = c.integer("ddap_started_at", -1);
+  if (d.started_at >= 0) {
+    d.theta_at_start = c.tensor(group + "/ddap_theta_at_start", n, torch::kFloat32).to(device);
+    d.merged = c.tensor("ddap/merged", n, torch::kFloat32).to(device);
+    if (c.has("ddap/merged_moments")) {
+      d.moments_at_start = c.tensor(group + "/ddap_moments_at_start", 2 * n, torch::kFloat32).to(device);
+      d.merged_moments = c.tensor("ddap/merged_moments", 2 * n, torch::kFloat32).to(device);
+    }
+  }
+  restore(d);
 }
 
 DdapReducer::~DdapReducer() {
@@ -41,24 +159,24 @@ std::future<DdapReducer::Merged> DdapReducer::ready(Merged merged) {
   return done.get_future();
 }
 
-void DdapReducer::after_step(std::int64_t step, bool epoch_end) {
+void DdapReducer::after_optimizer_step(std::int64_t step, bool epoch_end) {
   last_step_ = step;
-  if (merged_.valid() && step - started_at_ >= options_.delay) apply();
-  if (step % options_.merge_every == 0 || epoch_end) {
+  if (merged_.valid() && step - started_at_ >= parallel_.merge_delay) apply();
+  if (step % parallel_.merge_every == 0 || epoch_end) {
     if (merged_.valid()) apply();  // never two merges in flight
     start(step);
-    if (!options_.overlapped) apply();
+    if (!overlapped_) apply();
   }
 }
 
 void DdapReducer::finish() {
   if (merged_.valid()) apply();
-  if (last_merge_applied_for_ == last_step_ && !options_.overlapped) return;
-  const bool overlapped = options_.overlapped;
-  options_.overlapped = false;
+  if (last_merge_applied_for_ == last_step_ && !overlapped_) return;
+  const bool overlapped = overlapped_;
+  overlapped_ = false;
   start(last_step_);
   apply();
-  options_.overlapped = overlapped;
+  overlapped_ = overlapped;
 }
 
 DdapState DdapReducer::state() {
@@ -106,8 +224,8 @@ void DdapReducer::restore(const DdapState& state) {
 void DdapReducer::start(std::int64_t step) {
   started_at_ = step;
   theta_at_start_ = flatten_parameters(model_);
-  moments_at_start_ = options_.merge_moments ? flatten(in_order(moments_())) : at::Tensor();
-  auto merge = [delta = theta_at_start_ - anchor_, moments = moments_at_start_, rule = options_.rule, &comm = comm_]() {
+  moments_at_start_ = parallel_.merge_moments ? flatten(moments_of(optimizer_, model_).in_order()) : at::Tensor();
+  auto merge = [delta = theta_at_start_ - anchor_, moments = moments_at_start_, rule = rule_, &comm = comm_]() {
     Merged m{merged_delta(delta, rule, comm), at::Tensor()};
     if (moments.defined()) {
       m.moments = moments.clone();
@@ -116,7 +234,7 @@ void DdapReducer::start(std::int64_t step) {
     }
     return m;
   };
-  if (options_.overlapped) {
+  if (overlapped_) {
     merged_ = std::async(std::launch::async, std::move(merge));
   } else {
     merged_ = ready(merge());
@@ -125,12 +243,12 @@ void DdapReducer::start(std::int64_t step) {
 
 void DdapReducer::apply() {
   const Merged merged = merged_.get();
-  anchor_ = next_anchor(anchor_, merged.delta, options_.rule, momentum_);
+  anchor_ = next_anchor(anchor_, merged.delta, rule_, momentum_);
   // θ ← anchor + (θ(now) − θ(start)): zero for a blocking merge.
   unflatten_into_parameters(anchor_ + (flatten_parameters(model_) - theta_at_start_), model_);
   if (merged.moments.defined()) {
-    const OptimizerMoments live = moments_();
-    const std::vector<at::Tensor> tensors = in_order(live);
+    const Moments live = moments_of(optimizer_, model_);
+    const std::vector<at::Tensor> tensors = live.in_order();
     at::Tensor moments = merged.moments + (flatten(tensors) - moments_at_start_);
     std::int64_t first = 0;
     for (const auto& t : live.first) first += t.numel();

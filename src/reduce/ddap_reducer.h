@@ -1,9 +1,10 @@
-// DDAP, the asynchronous reducer (DESIGN §4, seed 000): ranks take local
-// optimizer steps with no communication, and every H steps (and at each epoch
-// end) merge their replicas against the shared anchor with a MergeRule.
+// DDAP, the asynchronous reducer (after the "Asynchronous LLM Training" design
+// in docs/reducers.md): ranks take local optimizer steps with no
+// communication, and every H steps (and at each epoch end) merge their
+// replicas against the shared anchor with a MergeRule.
 //
 // blocking:   at step t, M from Δᵢ = θᵢ(t) − anchor; anchor ← next_anchor;
-//             θᵢ ← anchor. (Seed 000's behaviour.)
+//             θᵢ ← anchor. (The original design's behaviour.)
 // overlapped: at step t, each rank keeps θᵢ(t) and starts the merge on a
 //             background thread over a communicator of its own; training goes
 //             on; at step t + k the merge is complete and
@@ -27,25 +28,9 @@
 #include "comm/communicator.h"
 #include "model/language_model.h"
 #include "reduce/model_merge.h"
+#include "reduce/reducer.h"
 
 namespace hpctrain::reduce {
-
-struct DdapOptions {
-  std::int64_t merge_every = 16;  // H
-  MergeRule rule;
-  bool overlapped = false;
-  std::int64_t delay = 1;  // k: steps between starting and applying an overlapped merge
-  bool merge_moments = false;
-};
-
-// The optimizer moments to merge: the live tensors, first moments then second
-// moments (each group in parameter order, the same on every rank). Written in
-// place.
-struct OptimizerMoments {
-  std::vector<at::Tensor> first;
-  std::vector<at::Tensor> second;
-};
-using MomentSource = std::function<OptimizerMoments()>;
 
 // What a checkpoint keeps of DDAP. An overlapped merge in flight is waited
 // for and kept with its result, to be applied at the step it was due.
@@ -62,24 +47,37 @@ struct DdapState {
   at::Tensor merged_moments;     // and their mean over ranks
 };
 
-class DdapReducer {
+class DdapReducer final : public Reducer {
  public:
-  // `comm` must not be used by anyone else while a merge is in flight.
-  // `moments` is required with options.merge_moments.
-  DdapReducer(model::LanguageModel& model, comm::Communicator& comm, DdapOptions options, MomentSource moments = {});
-  ~DdapReducer();
-  DdapReducer(const DdapReducer&) = delete;
-  DdapReducer& operator=(const DdapReducer&) = delete;
+  // Merges go over `merges` (owned when `owned`), which nobody else may use
+  // while a merge is in flight; checkpoints gather the replicas over
+  // `control`, a CPU communicator. Every rank starts from rank 0's weights.
+  DdapReducer(const config::ParallelConfig& parallel, model::LanguageModel& model, optim::AdamW& optimizer,
+              comm::Communicator& merges, comm::Communicator& control,
+              std::unique_ptr<comm::Communicator> owned = nullptr);
+  ~DdapReducer() override;
 
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] std::string backend() const override { return comm_.backend(); }
+  // Gradients start undefined, so backward writes them instead of adding to zeros.
+  void begin_step() override;
+  void micro_step(bool /*last*/) override {}
+  [[nodiscard]] double loss_divisor() const override { return 1; }
+  void end_backward() override {}
   // After optimizer step `step` (1-based). Starts a merge every H steps and at
   // an epoch's end; applies an overlapped merge k steps after it started.
-  void after_step(std::int64_t step, bool epoch_end);
+  void after_optimizer_step(std::int64_t step, bool epoch_end) override;
   // End of training: applies any merge in flight, then merges the final
   // replicas (blocking) unless the last step just did, so every rank ends with
   // the same weights.
-  void finish();
+  void finish() override;
+  [[nodiscard]] std::string summary() const override { return "ddap: " + std::to_string(merges_) + " merges"; }
+  // Every rank's replica, AdamW state and merge in flight go to rank 0 (each
+  // rank broadcasts its own in turn); /model holds the anchor.
+  void save(ckpt::Snapshot& snapshot) override;
+  void load(const ckpt::CheckpointReader& checkpoint) override;
+  [[nodiscard]] std::vector<std::string> incompatibilities(const ckpt_file::CheckpointInfo& info) const override;
 
-  [[nodiscard]] const at::Tensor& anchor() const { return anchor_; }
   // Waits for a merge in flight (collective over the merge communicator).
   [[nodiscard]] DdapState state();
   void restore(const DdapState& state);
@@ -95,10 +93,12 @@ class DdapReducer {
   void start(std::int64_t step);
   void apply();
 
-  model::LanguageModel& model_;
+  config::ParallelConfig parallel_;
+  MergeRule rule_;
+  bool overlapped_;
+  std::unique_ptr<comm::Communicator> owned_;
   comm::Communicator& comm_;
-  DdapOptions options_;
-  MomentSource moments_;
+  comm::Communicator& control_;
   at::Tensor anchor_;
   at::Tensor momentum_;  // diloco's outer momentum
   std::int64_t merges_ = 0;

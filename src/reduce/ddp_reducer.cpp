@@ -3,7 +3,11 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
+#include <fmt/format.h>
 #include <torch/torch.h>
+
+#include "reduce/replica_check.h"
+#include "reduce/replica_state.h"
 
 namespace hpctrain::reduce {
 namespace {
@@ -24,8 +28,17 @@ class ReadyHook final : public torch::autograd::FunctionPostHook {
 
 }  // namespace
 
-DdpReducer::DdpReducer(model::LanguageModel& model, comm::Communicator& comm, const DdpOptions& options)
-    : comm_(comm), options_(options), params_(model.parameters()) {
+DdpReducer::DdpReducer(const config::ParallelConfig& parallel, model::LanguageModel& model, optim::AdamW& optimizer,
+                       comm::Communicator& gradients, comm::Communicator& control,
+                       std::unique_ptr<comm::Communicator> owned)
+    : Reducer(model, optimizer),
+      parallel_(parallel),
+      owned_(std::move(owned)),
+      comm_(gradients),
+      control_(control),
+      params_(model.parameters()) {
+  const auto first_bucket_bytes = static_cast<std::size_t>(parallel_.first_bucket_mb * (1 << 20));
+  const auto bucket_cap_bytes = static_cast<std::size_t>(parallel_.bucket_cap_mb * (1 << 20));
   {
     torch::NoGradGuard no_grad;
     for (auto& p : params_)
@@ -36,7 +49,7 @@ DdpReducer::DdpReducer(model::LanguageModel& model, comm::Communicator& comm, co
   std::vector<std::vector<std::size_t>> groups;
   std::size_t bytes = 0;
   for (std::size_t i = params_.size(); i-- > 0;) {
-    const std::size_t cap = groups.size() <= 1 ? options_.first_bucket_bytes : options_.bucket_cap_bytes;
+    const std::size_t cap = groups.size() <= 1 ? first_bucket_bytes : bucket_cap_bytes;
     const std::size_t param_bytes = static_cast<std::size_t>(params_[i].numel()) * sizeof(float);
     if (groups.empty() || (bytes > 0 && bytes + param_bytes > cap)) {
       groups.emplace_back();
@@ -51,7 +64,7 @@ DdpReducer::DdpReducer(model::LanguageModel& model, comm::Communicator& comm, co
     std::int64_t numel = 0;
     for (std::size_t i : groups[b]) numel += params_[i].numel();
     bucket.flat = torch::zeros({numel}, params_.front().options());
-    if (options_.bf16_compression) bucket.wire = torch::empty({numel}, bucket.flat.options().dtype(torch::kBFloat16));
+    if (parallel_.bf16_compression) bucket.wire = torch::empty({numel}, bucket.flat.options().dtype(torch::kBFloat16));
     bucket.params = groups[b];
     std::int64_t offset = 0;
     for (std::size_t i : groups[b]) {
@@ -66,7 +79,7 @@ DdpReducer::DdpReducer(model::LanguageModel& model, comm::Communicator& comm, co
     accumulator->add_post_hook(std::make_unique<ReadyHook>([this, i] { on_gradient_ready(i); }));
     accumulators_.push_back(std::move(accumulator));
   }
-  zero_grad();
+  begin_step();
   thread_ = std::thread([this] { communication_loop(); });
 }
 
@@ -79,7 +92,34 @@ DdpReducer::~DdpReducer() {
   thread_.join();
 }
 
-void DdpReducer::zero_grad() {
+std::string DdpReducer::describe() const {
+  return fmt::format("reducer ddp: {} buckets, {} with backward{}", buckets_.size(),
+                     parallel_.overlap ? "overlapped" : "not overlapped",
+                     parallel_.bf16_compression ? ", bf16 on the wire" : "");
+}
+
+void DdpReducer::after_optimizer_step(std::int64_t step, bool /*epoch_end*/) {
+  if (parallel_.check_replicas_every > 0 && step % parallel_.check_replicas_every == 0) {
+    check_replicas(model_, control_, step);
+  }
+}
+
+void DdpReducer::save(ckpt::Snapshot& snapshot) {
+  // The replicas are identical: rank 0's state is everyone's.
+  if (control_.rank() == 0) save_replica(snapshot, "model", "optimizer", model_, optimizer_);
+}
+
+void DdpReducer::load(const ckpt::CheckpointReader& checkpoint) {
+  load_replica(checkpoint, "model", "optimizer", model_, optimizer_);
+}
+
+std::vector<std::string> DdpReducer::incompatibilities(const ckpt_file::CheckpointInfo& info) const {
+  // One replica continues at any world size (the sampler's global order does not depend on it).
+  if (info.reducer == "ddp") return {};
+  return {fmt::format("parallel.reducer: checkpoint {} vs run ddp", info.reducer)};
+}
+
+void DdpReducer::begin_step() {
   const std::lock_guard lock(mutex_);
   for (auto& b : buckets_) {
     b.flat.zero_();
@@ -90,10 +130,8 @@ void DdpReducer::zero_grad() {
   reduced_ = 0;
 }
 
-void DdpReducer::set_sync(bool sync) { sync_ = sync; }
-
 void DdpReducer::on_gradient_ready(std::size_t param) {
-  if (!sync_ || !options_.overlap) return;
+  if (!sync_ || !parallel_.overlap) return;
   const std::lock_guard lock(mutex_);
   Bucket& bucket = buckets_[bucket_of_[param]];
   if (bucket.pending > 0 && --bucket.pending == 0) {
@@ -107,7 +145,7 @@ void DdpReducer::mark_ready(std::size_t bucket) {
   bucket_ready_.notify_one();
 }
 
-void DdpReducer::finish_backward() {
+void DdpReducer::end_backward() {
   std::unique_lock lock(mutex_);
   finishing_ = true;
   // Parameters the loss did not reach, or overlap off: their buckets go now,
@@ -135,7 +173,7 @@ void DdpReducer::reduce_bucket(Bucket& bucket) {
   // Either thread may get here; the bf16 copies must never be recorded.
   const torch::NoGradGuard no_grad;
   const auto n = static_cast<std::size_t>(bucket.flat.numel());
-  if (options_.bf16_compression) {
+  if (parallel_.bf16_compression) {
     bucket.wire.copy_(bucket.flat);
     comm_.allreduce(bucket.wire.data_ptr(), n, comm::DType::kBFloat16, comm::ReduceOp::kSum);
     bucket.flat.copy_(bucket.wire);

@@ -1,4 +1,4 @@
-// DDP, the synchronous reducer, after PyTorch's C++ Reducer (DESIGN §4):
+// DDP, the synchronous reducer, after PyTorch's C++ Reducer:
 //  - parameters go into buckets in reverse registration order (the order
 //    backward produces their gradients): a small first bucket, then buckets of
 //    up to bucket_cap bytes;
@@ -7,14 +7,16 @@
 //  - a hook on each parameter's gradient accumulator marks it ready; a full
 //    bucket is handed to a communication thread, which sum-allreduces it while
 //    backward goes on (the average's 1/world is folded into the loss scale);
-//  - once backward is over, finish_backward() takes the remaining buckets over
+//  - once backward is over, end_backward() takes the remaining buckets over
 //    from the communication thread (after the one in flight) and reduces them
 //    on the calling thread: no hand-off, and one wake-up rather than one per
 //    bucket. One bucket is in flight at a time, taken strictly in index order,
 //    so every rank issues the same sequence of collectives whichever thread
 //    issues them;
-//  - set_sync(false) (no_sync) turns the hooks off for accumulation micro-steps;
-//  - optional bf16 compression halves the bytes on the wire.
+//  - micro_step(false) (no_sync) turns the hooks off for accumulation micro-steps;
+//  - optional bf16 compression halves the bytes on the wire;
+//  - every parallel.check_replicas_every steps the replicas are compared
+//    (replica_check.h).
 // With overlap off, the same buckets are reduced after backward: the results
 // are bitwise identical, only the timing differs.
 #pragma once
@@ -30,6 +32,7 @@
 
 #include "comm/communicator.h"
 #include "model/language_model.h"
+#include "reduce/reducer.h"
 
 namespace torch::autograd {
 struct Node;
@@ -37,32 +40,33 @@ struct Node;
 
 namespace hpctrain::reduce {
 
-struct DdpOptions {
-  std::size_t first_bucket_bytes = std::size_t{1} << 20;
-  std::size_t bucket_cap_bytes = std::size_t{25} << 20;
-  bool overlap = true;
-  bool bf16_compression = false;
-};
-
-class DdpReducer {
+class DdpReducer final : public Reducer {
  public:
   // Broadcasts rank 0's parameters, builds the buckets, installs the hooks.
-  DdpReducer(model::LanguageModel& model, comm::Communicator& comm, const DdpOptions& options);
-  ~DdpReducer();
-  DdpReducer(const DdpReducer&) = delete;
-  DdpReducer& operator=(const DdpReducer&) = delete;
+  // Gradients go over `gradients` (owned when `owned`); the replica check
+  // over `control`, a CPU communicator.
+  DdpReducer(const config::ParallelConfig& parallel, model::LanguageModel& model, optim::AdamW& optimizer,
+             comm::Communicator& gradients, comm::Communicator& control,
+             std::unique_ptr<comm::Communicator> owned = nullptr);
+  ~DdpReducer() override;
 
-  // Before a step's first backward: zeroes the gradients (the bucket buffers).
-  void zero_grad();
-  // false during accumulation micro-steps; true for the step's last backward.
-  void set_sync(bool sync);
-  // After the last backward: reduces what is left and waits for every bucket.
-  void finish_backward();
-  // Divide the loss by this before backward. The buckets are summed: the
-  // average's division by the world size rides in the loss scale, so no pass
-  // over the gradients is spent on it (for a power-of-two world the result is
-  // bitwise the sum divided afterwards).
-  [[nodiscard]] int loss_divisor() const { return comm_.size(); }
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] std::string backend() const override { return comm_.backend(); }
+  // Zeroes the gradients (the bucket buffers).
+  void begin_step() override;
+  // Reduces during the last micro-step's backward only (no_sync before).
+  void micro_step(bool last) override { sync_ = last; }
+  // The buckets are summed: the average's division by the world size rides
+  // in the loss scale, so no pass over the gradients is spent on it (for a
+  // power-of-two world the result is bitwise the sum divided afterwards).
+  [[nodiscard]] double loss_divisor() const override { return comm_.size(); }
+  // Reduces what is left and waits for every bucket.
+  void end_backward() override;
+  void after_optimizer_step(std::int64_t step, bool epoch_end) override;
+  void finish() override {}
+  void save(ckpt::Snapshot& snapshot) override;
+  void load(const ckpt::CheckpointReader& checkpoint) override;
+  [[nodiscard]] std::vector<std::string> incompatibilities(const ckpt_file::CheckpointInfo& info) const override;
 
   [[nodiscard]] std::size_t bucket_count() const { return buckets_.size(); }
   // Buckets so far handed to the communication thread by the gradient hooks,
@@ -87,8 +91,10 @@ class DdpReducer {
   void communication_loop();
   void reduce_bucket(Bucket& bucket);
 
+  config::ParallelConfig parallel_;
+  std::unique_ptr<comm::Communicator> owned_;
   comm::Communicator& comm_;
-  DdpOptions options_;
+  comm::Communicator& control_;
   std::vector<at::Tensor> params_;
   std::vector<std::size_t> bucket_of_;
   std::vector<Bucket> buckets_;
@@ -98,10 +104,10 @@ class DdpReducer {
 
   std::mutex mutex_;
   std::condition_variable bucket_ready_;  // wakes the communication thread
-  std::condition_variable handed_over_;   // wakes finish_backward()
+  std::condition_variable handed_over_;   // wakes end_backward()
   std::size_t next_to_launch_ = 0;
   std::size_t reduced_ = 0;
-  bool finishing_ = false;  // finish_backward() reduces what is left
+  bool finishing_ = false;  // end_backward() reduces what is left
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -12,7 +12,7 @@ void allreduce_sum(at::Tensor& t, comm::Communicator& comm) {
 }  // namespace
 
 at::Tensor merged_delta(const at::Tensor& delta, const MergeRule& rule, comm::Communicator& comm) {
-  if (rule.kind != "ties") {
+  if (rule.kind != config::MergeKind::kTies) {
     at::Tensor mean = delta.contiguous().clone();
     comm.allreduce(mean.data_ptr(), static_cast<std::size_t>(mean.numel()), comm::DType::kFloat32,
                    comm::ReduceOp::kAverage);
@@ -31,7 +31,7 @@ at::Tensor merged_delta(const at::Tensor& delta, const MergeRule& rule, comm::Co
 
 at::Tensor next_anchor(const at::Tensor& anchor, const at::Tensor& merged, const MergeRule& rule,
                        at::Tensor& momentum) {
-  if (rule.kind != "diloco") return anchor + merged;
+  if (rule.kind != config::MergeKind::kDiloco) return anchor + merged;
   const at::Tensor g = -merged;
   if (!momentum.defined()) momentum = torch::zeros_like(anchor);
   momentum.mul_(rule.outer_momentum).add_(g);

@@ -11,16 +11,19 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <string>
-
 #include "comm/communicator.h"
+#include "config/experiment.h"
 
 namespace hpctrain::reduce {
 
+// parallel.merge, outer_lr (diloco η) and outer_momentum (diloco μ).
 struct MergeRule {
-  std::string kind = "average";  // average, ties, diloco
-  double outer_lr = 0.7;         // diloco η
-  double outer_momentum = 0.9;   // diloco μ
+  config::MergeKind kind;
+  double outer_lr;
+  double outer_momentum;
+  static MergeRule of(const config::ParallelConfig& parallel) {
+    return {parallel.merge, parallel.outer_lr, parallel.outer_momentum};
+  }
 };
 
 // The collective part of a merge: M from this rank's Δ (fp32, flat). Blocking;

@@ -16,23 +16,26 @@ struct sigaction g_previous {};  // NOLINT(cppcoreguidelines-avoid-non-const-glo
 
 extern "C" void on_preemption_signal(int /*signal*/) { g_preemption_signals.fetch_add(1); }
 
-int signal_number(const std::string& name) {
-  if (name == "USR1") return SIGUSR1;
-  if (name == "USR2") return SIGUSR2;
-  if (name == "TERM") return SIGTERM;
-  throw std::invalid_argument("checkpoint.signal must be USR1, USR2 or TERM, not " + name);
+int signal_number(config::Signal signal) {
+  switch (signal) {
+    case config::Signal::kUsr1: return SIGUSR1;
+    case config::Signal::kUsr2: return SIGUSR2;
+    case config::Signal::kTerm: return SIGTERM;
+  }
+  throw std::invalid_argument("checkpoint.signal: a signal hpctrain does not handle");
 }
 
 }  // namespace
 
-PreemptionSignal::PreemptionSignal(const std::string& name) : name_(name), number_(signal_number(name)) {
+PreemptionSignal::PreemptionSignal(config::Signal signal)
+    : name_(config::name_of(signal)), number_(signal_number(signal)) {
   g_preemption_signals.store(0);
   struct sigaction action {};
   action.sa_handler = on_preemption_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // blocking calls in MPI and I/O carry on
   if (sigaction(number_, &action, &g_previous) != 0) {
-    throw std::runtime_error("cannot install the SIG" + name + " handler");
+    throw std::runtime_error("cannot install the SIG" + name_ + " handler");
   }
 }
 

@@ -6,12 +6,14 @@
 
 #include <string>
 
+#include "config/experiment.h"
+
 namespace hpctrain::train {
 
 class PreemptionSignal {
  public:
-  // Installs the handler; throws for a name other than USR1, USR2 or TERM.
-  explicit PreemptionSignal(const std::string& name);
+  // Installs the handler.
+  explicit PreemptionSignal(config::Signal signal);
   // Restores the previous disposition.
   ~PreemptionSignal();
   PreemptionSignal(const PreemptionSignal&) = delete;

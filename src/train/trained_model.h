@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ckpt/checkpoint.h"
-#include "ckpt/verify.h"
+#include "ckpt_file/verify.h"
 #include "config/experiment.h"
 #include "data/tokenizer.h"
 #include "model/language_model.h"
@@ -20,7 +20,7 @@ namespace hpctrain::train {
 
 struct TrainedModel {
   std::filesystem::path checkpoint;
-  ckpt::CheckpointInfo info;
+  ckpt_file::CheckpointInfo info;
   config::Experiment experiment;
   data::Tokenizer tokenizer;
   std::shared_ptr<model::LanguageModel> model;
@@ -30,6 +30,6 @@ struct TrainedModel {
 // about each newer one that does not.
 TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoint,
                                 const std::vector<std::string>& overrides,
-                                const std::function<void(const ckpt::Verdict&)>& skipped);
+                                const std::function<void(const ckpt_file::Verdict&)>& skipped);
 
 }  // namespace hpctrain::train

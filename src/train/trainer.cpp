@@ -1,45 +1,19 @@
 #include "train/trainer.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/torch.h>
-
 #include <unistd.h>
 
-#include <chrono>
 #include <fstream>
-#include <optional>
 
-#include "ckpt/checkpoint.h"
-#include "ckpt/checkpoint_files.h"
-#include "ckpt/checkpoint_writer.h"
-#include "ckpt/verify.h"
-#include "comm/consensus.h"
-#include "comm/mpi_communicator.h"
-#ifdef HPCTRAIN_HAVE_NCCL
-#include "comm/nccl_communicator.h"
-#endif
-#include "data/prepare.h"
-#include "data/sampler.h"
-#include "data/token_dataset.h"
-#include "data/tokenizer.h"
-#include "model/language_model.h"
-#include "reduce/ddap_reducer.h"
-#include "reduce/ddp_reducer.h"
-#include "reduce/replica_check.h"
 #include "runtime/allocator.h"
 #include "runtime/sgemm_peak.h"
-#include "runtime/threads.h"
 #include "train/autocast.h"
-#include "train/batches.h"
 #include "train/generate.h"
-#include "train/grad_clip.h"
-#include "train/lr_schedule.h"
-#include "train/metrics.h"
-#include "train/optimizer.h"
-#include "train/preemption.h"
-#include "train/step_agreement.h"
-#include "train/train_state.h"
+#include "train/run_setup.h"
+#include "train/throughput.h"
 #include "train/weights.h"
 
 namespace hpctrain::train {
@@ -54,400 +28,304 @@ std::string format_duration(double seconds) {
   return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
 }
 
-// The data set, prepared on rank 0 first when it does not exist yet.
-void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& log) {
-  if (world.rank() == 0 && !std::filesystem::exists(std::filesystem::path(e.data.dir) / "meta.json")) {
-    log.line(fmt::format("data set {} not prepared yet: preparing it (hpctrain prepare does this alone)", e.data.dir));
-    const auto result = data::prepare(e, stdout);
-    data::print_stats(result, stdout);
-  }
-  world.comm().barrier();
-}
-
-// training.device: "cpu", "cuda" (the GPU of this rank's local rank), or "auto".
-torch::Device choose_device(const std::string& requested, int local_rank) {
-  const bool gpus = torch::cuda::is_available();
-  if (requested == "cuda" && !gpus) {
-    throw std::runtime_error(
-        "training.device = \"cuda\", but this hpctrain runs on a CPU-only LibTorch (or sees no GPU); build against "
-        "a CUDA LibTorch via CMAKE_PREFIX_PATH, or use \"auto\" or \"cpu\"");
-  }
-  if (requested == "cpu" || !gpus) return torch::kCPU;
-  const auto count = static_cast<int>(torch::cuda::device_count());
-  return {torch::kCUDA, static_cast<torch::DeviceIndex>(local_rank % count)};
-}
-
-// A NCCL communicator for GPU gradients; null on the CPU (the world's MPI one serves).
-std::unique_ptr<comm::Communicator> gradient_communicator(const torch::Device& device, comm::World& world) {
-  if (!device.is_cuda()) return nullptr;
-#ifdef HPCTRAIN_HAVE_NCCL
-  return std::make_unique<comm::NcclCommunicator>(world.mpi_comm(), device.index(), world.collective_timeout());
-#else
-  throw std::runtime_error(
-      "training on a GPU needs the NCCL backend, and this hpctrain was built without it "
-      "(CUDA and NCCL were not found, or -DHPCTRAIN_WITH_NCCL=OFF)");
-#endif
-}
-
-// checkpoint.resume: rank 0 picks the checkpoint (auto: the newest that
-// verifies, naming the ones it skips) and every rank learns its choice.
-std::optional<std::filesystem::path> choose_resume(const config::Experiment& e, comm::World& world, RunLog& log) {
-  const std::string& resume = e.checkpoint.resume;
-  if (resume == "never") return std::nullopt;
-  std::string choice;  // "path:<file>", "none:" or "error:<message>"
-  if (world.rank() == 0) {
-    try {
-      const auto dir = std::filesystem::path(e.job.run_dir) / "checkpoints";
-      if (resume == "auto") {
-        for (const auto& removed : ckpt::remove_temporaries(dir)) {
-          log.line(fmt::format("removed {}: a checkpoint write that never finished", removed.string()));
-        }
-        const auto found =
-            ckpt::newest_verified(dir, [&log](const ckpt::Verdict& v) { log.line(ckpt::skipped_message(v)); });
-        choice = found ? "path:" + found->string() : "none:";
-      } else {
-        const ckpt::Verdict v = ckpt::verify_checkpoint(resume);
-        if (!v.ok()) {
-          throw ckpt::CheckpointError(
-              fmt::format("checkpoint.resume = {} does not verify: {}", resume, fmt::join(v.problems, "; ")));
-        }
-        choice = "path:" + resume;
-      }
-    } catch (const std::exception& error) {
-      choice = std::string("error:") + error.what();
-    }
-  }
-  choice = comm::allgather_strings(world.comm(), choice, 1 << 16).front();
-  const auto colon = choice.find(':');
-  const std::string kind = choice.substr(0, colon);
-  const std::string value = choice.substr(colon + 1);
-  if (kind == "error") throw ckpt::CheckpointError(value);
-  if (kind == "none") return std::nullopt;
-  return std::filesystem::path(value);
-}
+at::Generator cpu_generator() { return at::detail::getDefaultCPUGenerator(); }
 
 }  // namespace
 
-TrainSummary run_training(const config::Experiment& e, comm::World& world, const cluster::Environment& env) {
-  const auto wall_start = Clock::now();
-  const int rank = world.rank();
-  const int ranks = world.size();
-  const std::filesystem::path run_dir = e.job.run_dir;
-  RunLog log(run_dir, rank);
-  if (rank == 0) std::ofstream(run_dir / "config.toml") << e.resolved_toml;
+Trainer::Trainer(const config::Experiment& experiment, comm::World& world, const cluster::Environment& env)
+    : Trainer(experiment, world, env, TrainingSource{}) {}
 
-  // Threads and device.
-  const runtime::ThreadPlan plan = e.training.threads > 0
-                                       ? runtime::ThreadPlan{static_cast<int>(e.training.threads), "training.threads"}
-                                       : runtime::plan_threads(env, world.local_size());
+Trainer::Trainer(const config::Experiment& e, comm::World& world, const cluster::Environment& env,
+                 TrainingSource source)
+    : experiment_(e),
+      world_(world),
+      env_(env),
+      log_(e.job.run_dir, world.rank()),
+      data_(std::move(source.data)),
+      vocab_size_(source.vocab_size),
+      schedule_(e.schedule, e.optimizer.lr, e.training.steps) {
+  set_up();
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::set_up() {
+  const config::Experiment& e = experiment_;
+  const int rank = world_.rank();
+  if (rank == 0) std::ofstream(std::filesystem::path(e.job.run_dir) / "config.toml") << e.resolved_toml;
+
+  const runtime::ThreadPlan plan = thread_plan(e, env_, world_.local_size());
   runtime::apply_threads(plan.threads);
-  log.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
-  log.line(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env)));
-  const torch::Device device = choose_device(e.training.device, world.local_rank());
-  // Gradients travel over NCCL on GPUs and over MPI on CPUs; scalars always over MPI.
-  const auto gradient_comm = gradient_communicator(device, world);
-  comm::Communicator& grad_comm = gradient_comm ? *gradient_comm : world.comm();
-  log.line(fmt::format("rank {}: device {}, gradients over {}", rank, device.str(), grad_comm.backend()));
+  log_.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
+  log_.line(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env_)));
+  const torch::Device device = choose_device(e.training.device, world_.local_rank());
 
-  // Batch geometry: global = micro * accumulation * ranks.
-  const auto global = static_cast<std::uint64_t>(e.training.batch_size);
-  if (global % static_cast<std::uint64_t>(ranks) != 0 ||
-      (global / static_cast<std::uint64_t>(ranks)) % static_cast<std::uint64_t>(e.training.micro_batch_size) != 0) {
-    throw std::runtime_error(
-        fmt::format("{}: training.batch_size {} must be a multiple of training.micro_batch_size {} times the {} rank{}",
-                    e.path, global, e.training.micro_batch_size, ranks, ranks == 1 ? "" : "s"));
+  const BatchGeometry batch = batch_geometry(e, world_.size());
+  micro_ = batch.micro;
+  accumulation_ = batch.accumulation;
+  tokens_per_step_ = static_cast<double>(batch.global * static_cast<std::uint64_t>(e.data.seq_len));
+
+  if (!data_) {
+    ensure_prepared(e, world_, log_);
+    const std::filesystem::path dir = e.data.dir;
+    tokenizer_.emplace(data::Tokenizer::load(dir / "tokenizer.model"));
+    train_set_.emplace(dir, "train", static_cast<std::size_t>(e.data.seq_len), tokenizer_->hash());
+    evaluator_.emplace(e, *tokenizer_);
+    vocab_size_ = tokenizer_->vocab_size();
   }
-  const auto local = global / static_cast<std::uint64_t>(ranks);
-  const auto micro = static_cast<std::size_t>(e.training.micro_batch_size);
-  const auto accumulation = local / micro;
 
-  // Data.
-  ensure_prepared(e, world, log);
-  const std::filesystem::path data_dir = e.data.dir;
-  const data::Tokenizer tokenizer = data::Tokenizer::load(data_dir / "tokenizer.model");
-  const std::string expected_hash = e.data.tokenizer == "train" ? std::string() : tokenizer.hash();
-  const auto seq_len = static_cast<std::size_t>(e.data.seq_len);
-  const data::TokenDataset train_set(data_dir, "train", seq_len, expected_hash);
-  const data::TokenDataset val_set(data_dir, "val", seq_len, expected_hash);
-  if (train_set.tokenizer_hash() != tokenizer.hash()) {
-    throw std::runtime_error(
-        fmt::format("{}: tokenizer.model does not match the shards' tokenizer hash", data_dir.string()));
-  }
-  data::DistributedSampler sampler(train_set.size(), global, rank, ranks, e.job.seed);
-  const data::MlmMasking masking = data::make_mlm_masking(e.data, e.job.seed, tokenizer);
-
-  // Model and optimizer: the same seed on every rank, then rank 0's weights everywhere.
+  // Model and optimizer: the same seed on every rank; the reducer makes rank 0's weights everyone's.
   torch::manual_seed(e.job.seed);
-  const auto model = model::make_model(e.model, tokenizer.vocab_size());
-  model->to(device);
-  const auto optimizer = make_optimizer(*model, e.optimizer);
-  // The reducer: DDP averages gradients every step (and broadcasts rank 0's
-  // weights first); DDAP lets replicas step alone and merges their weights.
-  std::unique_ptr<reduce::DdpReducer> ddp;
-  std::unique_ptr<comm::Communicator> merge_comm;
-  std::unique_ptr<reduce::DdapReducer> ddap;
-  const config::ParallelConfig& par = e.parallel;
-  if (par.reducer == "ddp") {
-    ddp = std::make_unique<reduce::DdpReducer>(
-        *model, grad_comm,
-        reduce::DdpOptions{static_cast<std::size_t>(par.first_bucket_mb * (1 << 20)),
-                           static_cast<std::size_t>(par.bucket_cap_mb * (1 << 20)), par.overlap, par.bf16_compression});
-    log.line(fmt::format("reducer ddp: {} buckets, {} with backward{}", ddp->bucket_count(),
-                         par.overlap ? "overlapped" : "not overlapped",
-                         par.bf16_compression ? ", bf16 on the wire" : ""));
-  } else {
-    broadcast_parameters(*model, grad_comm);
-    // Merges run on a communicator of their own, so an overlapped merge never
-    // interleaves with the trainer's own collectives.
-    merge_comm = device.is_cuda()
-                     ? gradient_communicator(device, world)
-                     : std::make_unique<comm::MpiCommunicator>(world.mpi_comm(), world.collective_timeout());
-    auto moments = [&adamw = *optimizer, &m = *model] {
-      AdamState s = adam_state(adamw, m);
-      return reduce::OptimizerMoments{std::move(s.exp_avg), std::move(s.exp_avg_sq)};
-    };
-    ddap = std::make_unique<reduce::DdapReducer>(*model, *merge_comm,
-                                                 reduce::DdapOptions{par.merge_every,
-                                                                     {par.merge, par.outer_lr, par.outer_momentum},
-                                                                     par.merge_mode == "overlapped",
-                                                                     par.merge_delay,
-                                                                     par.merge_moments},
-                                                 moments);
-    log.line(
-        fmt::format("reducer ddap: {} merge every {} steps, {}{}{}", par.merge, par.merge_every, par.merge_mode,
-                    par.merge_mode == "overlapped" ? fmt::format(" (applied {} step(s) later)", par.merge_delay) : "",
-                    par.merge_moments ? ", AdamW moments merged too" : ""));
+  model_ = model::make_model(e.model, vocab_size_);
+  model_->to(device);
+  if (!data_) {
+    data_ = std::make_unique<TokenData>(*train_set_, batch.global, rank, world_.size(), e.job.seed,
+                                        model_->objective(), data::make_mlm_masking(e.data, e.job.seed, *tokenizer_));
   }
-  TrainingParts parts{e, *model, *optimizer, sampler, ddap.get(), world.comm(), tokenizer.hash()};
-  LoopPosition position;
-  if (const auto from = choose_resume(e, world, log)) {
-    position = restore_training_state(*from, parts);
-    log.line(fmt::format("resumed from {} at step {} (epoch {}, batch {} of it)", from->string(), position.step,
-                         position.sampler.epoch, position.sampler.step));
-    const auto dropped = log.resume_at(position.step);
-    if (dropped > 0) {
-      log.line(fmt::format("metrics.jsonl: {} record(s) after step {} dropped (the steps run again)", dropped,
-                           position.step));
-    }
+  optimizer_ = optim::make_optimizer(*model_, e.optimizer);
+  reducer_ = reduce::make_reducer(e.parallel, *model_, *optimizer_, world_);
+  log_.line(fmt::format("rank {}: device {}, {} reducer over {}", rank, device.str(),
+                        config::name_of(e.parallel.reducer), reducer_->backend()));
+  log_.line(reducer_->describe());
+
+  checkpointer_ = std::make_unique<Checkpointer>(e, world_, log_);
+  if (const auto from = checkpointer_->choose_resume()) resume_from(*from);
+  preemption_ = std::make_unique<PreemptionSignal>(e.checkpoint.signal);
+  control_comm_ = std::make_unique<comm::MpiCommunicator>(world_.mpi_comm(), world_.collective_timeout());
+  agreement_ = std::make_unique<StepAgreement>(*control_comm_);
+  log_.line(fmt::format("rank {}: pid {}; SIG{} asks for a checkpoint and exit {}", rank, getpid(), preemption_->name(),
+                        config::kRequeueExitCode));
+
+  flops_per_token_ = model_->flops_per_token(e.data.seq_len);
+  peak_ = runtime::measure_sgemm_peak();
+  log_.line(fmt::format(
+      "model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch {}, {} "
+      "accumulation step{}), {} precision; {:.2f} GFLOP/s fp32 matmul peak per rank",
+      config::name_of(e.model.kind), static_cast<double>(model_->parameter_count()) / 1e6, e.training.steps,
+      batch.global, e.data.seq_len, batch.global / static_cast<std::uint64_t>(world_.size()), micro_, accumulation_,
+      accumulation_ == 1 ? "" : "s", config::name_of(e.training.precision), peak_ / 1e9));
+  window_.start_timing(step_);
+  train_start_ = Clock::now();
+}
+
+void Trainer::resume_from(const std::filesystem::path& path) {
+  const ckpt::CheckpointReader checkpoint(path);
+  const std::string tokenizer_hash = tokenizer_ ? tokenizer_->hash() : std::string();
+  auto diff = config_incompatibilities(experiment_, checkpoint, tokenizer_hash);
+  for (auto& more : reducer_->incompatibilities(checkpoint.info())) diff.push_back(std::move(more));
+  if (!diff.empty()) {
+    throw ckpt::CheckpointError(fmt::format("{} cannot continue this run ({} difference{}): {}", checkpoint.name(),
+                                            diff.size(), diff.size() == 1 ? "" : "s", fmt::join(diff, "; ")));
   }
-  ckpt::CheckpointWriter writer(e.checkpoint.keep, e.checkpoint.async);
-  const PreemptionSignal preemption(e.checkpoint.signal);
-  // The per-step agreement has a communicator of its own, so its non-blocking
-  // collectives never interleave with the trainer's or the reducers'.
-  comm::MpiCommunicator control_comm(world.mpi_comm(), world.collective_timeout());
-  StepAgreement agreement(control_comm);
-  log.line(fmt::format("rank {}: pid {}; SIG{} asks for a checkpoint and exit {}", rank, getpid(), preemption.name(),
-                       config::kRequeueExitCode));
-
-  auto report_written = [&log](const ckpt::Written& w) {
-    log.line(fmt::format("checkpoint {} written: {:.1f} MB in {:.3f} s ({:.0f} MB/s){}", w.path.string(),
-                         static_cast<double>(w.bytes) / 1e6, w.seconds,
-                         static_cast<double>(w.bytes) / 1e6 / std::max(w.seconds, 1e-9),
-                         w.pruned.empty() ? "" : fmt::format("; removed {} older", w.pruned.size())));
-  };
-  auto save_checkpoint = [&](bool wait_until_written) {
-    const auto start = Clock::now();
-    if (rank == 0) {
-      if (auto previous = writer.wait()) report_written(*previous);
-    }
-    ckpt::Snapshot snapshot = capture_training_state(parts, position);
-    const std::size_t bytes = snapshot.bytes();
-    if (rank == 0) writer.write(ckpt::checkpoint_path(run_dir, position.step), std::move(snapshot));
-    log.line(fmt::format("checkpoint at step {}: {:.1f} MB snapshot; training blocked {:.1f} ms", position.step,
-                         static_cast<double>(bytes) / 1e6, 1e3 * seconds_since(start)));
-    if (wait_until_written && rank == 0) {
-      if (auto written = writer.wait()) report_written(*written);
-    }
-  };
-
-  const double flops_per_token = model->flops_per_token(static_cast<std::int64_t>(seq_len));
-  const double peak = runtime::measure_sgemm_peak();
-  const bool bf16 = e.training.precision == "bf16";
-  log.line(
-      fmt::format("model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch "
-                  "{}, {} accumulation step{}), {} precision; {:.2f} GFLOP/s fp32 matmul peak per rank",
-                  e.model.kind, static_cast<double>(model->parameter_count()) / 1e6, e.training.steps, global, seq_len,
-                  local, micro, accumulation, accumulation == 1 ? "" : "s", e.training.precision, peak / 1e9));
-
-  // Training time leaves out the evaluations, so tokens/s and the eval-loss-
-  // against-time curves compare reducers, not how often a run evaluates.
-  const auto train_start = Clock::now();
-  double eval_seconds = 0;
-  auto training_seconds = [&] { return seconds_since(train_start) - eval_seconds; };
-
-  auto run_eval = [&](std::int64_t step) {
-    const auto eval_start = Clock::now();
-    const EvalResult r =
-        evaluate(*model, val_set, masking, e.eval.batches, e.training.micro_batch_size, bf16, world.comm());
-    Fields fields = {{"eval_loss", r.loss},
-                     {"eval_perplexity", r.perplexity},
-                     {"eval_tokens", r.tokens},
-                     {"train_s", training_seconds()}};
-    std::string extra;
-    if (model->objective() == model::Objective::kMasked) {
-      fields.emplace_back("masked_accuracy", r.masked_accuracy);
-      extra = fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy);
-    }
-    log.record("eval", step, fields);
-    log.line(fmt::format("step {:>6} | eval loss {:.4f} | perplexity {:.2f}{}", step, r.loss, r.perplexity, extra));
-    eval_seconds += seconds_since(eval_start);
-    return r;
-  };
-
-  // The loop.
-  auto window_start = train_start;
-  std::uint64_t tokens_seen = 0;
-  bool stop = false;
-  const std::int64_t first_step = position.step;  // > 0 after a resume
-  std::int64_t timed_from = first_step;           // the first step of the current timing window
-  bool preempted = false;
-  bool signal_noted = false;
-  for (std::int64_t step = position.step; step < e.training.steps && !stop; ++step) {
-    const double lr = learning_rate(step, e.training.steps, e.optimizer.lr, e.schedule);
-    set_learning_rate(*optimizer, lr);
-    const std::uint64_t epoch = sampler.state().epoch + (sampler.state().step == sampler.steps_per_epoch() ? 1 : 0);
-    const auto indices = sampler.next();
-    if (ddp) {
-      ddp->zero_grad();  // the gradients are views into DDP's buckets
-    } else {
-      // Gradients start undefined, so backward writes them instead of adding to zeros.
-      for (auto& p : model->parameters()) p.mutable_grad().reset();
-    }
-    double step_loss = 0;
-    for (std::size_t m = 0; m < accumulation; ++m) {
-      if (ddp) ddp->set_sync(m + 1 == accumulation);  // no_sync for the accumulation micro-steps
-      const Batch batch = make_batch(train_set, indices, m * micro, micro, model->objective(), masking, epoch);
-      torch::Tensor loss;
-      {
-        const AutocastGuard autocast(bf16, device.is_cuda());
-        loss = model->loss(batch.inputs.to(device), batch.targets.to(device));
-      }
-      // Under DDP the world's average is folded in here (DdpReducer::loss_divisor).
-      (loss / (static_cast<double>(accumulation) * (ddp ? ddp->loss_divisor() : 1))).backward();
-      step_loss += loss.item<double>() / static_cast<double>(accumulation);
-    }
-    if (ddp) ddp->finish_backward();
-    GradClip clip;
-    if (e.optimizer.grad_clip > 0) clip = grad_clip(model->parameters(), e.optimizer.grad_clip);
-    adamw_step(*optimizer, clip.scale);
-    if (ddap) ddap->after_step(step + 1, sampler.state().step == sampler.steps_per_epoch());
-    if (ddp && par.check_replicas_every > 0 && (step + 1) % par.check_replicas_every == 0) {
-      reduce::check_replicas(*model, world.comm(), step + 1);
-    }
-    tokens_seen += global * seq_len;
-    position.step = step + 1;
-    position.sampler = sampler.state();
-    position.lr = lr;
-    const bool signalled = preemption.raised();
-    if (signalled && !signal_noted) {
-      log.line(fmt::format("rank {}: SIG{} received by the end of step {}", rank, preemption.name(), step + 1));
-      signal_noted = true;
-    }
-    agreement.post(step + 1, step_loss, signalled);
-
-    const bool last = step + 1 == e.training.steps;
-    const bool log_now = (step + 1) % e.logging.interval == 0 || last;
-    const bool eval_now = e.eval.interval > 0 && (step + 1) % e.eval.interval == 0 && !last;
-    const bool stop_asked = e.training.stop_after > 0 && step + 1 == e.training.stop_after && !last;
-    const bool checkpoint_now = e.checkpoint.interval > 0 && (step + 1) % e.checkpoint.interval == 0 && !last;
-    // Agreements settle one step late, except where this step's result is needed now.
-    for (const AgreedStep& agreed :
-         agreement.settle_through(log_now || eval_now || stop_asked || checkpoint_now ? step + 1 : step)) {
-      position.window_loss += agreed.mean_loss;
-      ++position.window_steps;
-      if (agreed.stop_requested && !last) preempted = stop = true;
-    }
-    if (stop_asked) stop = true;
-    if (rank == 0) {
-      if (auto written = writer.finished()) report_written(*written);
-    }
-
-    if (log_now) {
-      // The logged loss is the mean over ranks and over the steps since the last record.
-      const double mean_loss = position.window_loss / static_cast<double>(position.window_steps);
-      const auto timed_steps = step + 1 - timed_from;
-      const double elapsed = seconds_since(window_start);
-      const double tokens_per_s = static_cast<double>(timed_steps) * static_cast<double>(global * seq_len) / elapsed;
-      const double mfu = tokens_per_s * flops_per_token / (peak * ranks);
-      const double eta = seconds_since(train_start) / static_cast<double>(step + 1 - first_step) *
-                         static_cast<double>(e.training.steps - step - 1);
-      log.record(
-          "train", step + 1,
-          {{"loss", mean_loss}, {"lr", lr}, {"grad_norm", clip.norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu}});
-      log.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}",
-                               step + 1, e.training.steps, mean_loss, lr, tokens_per_s, 100 * mfu,
-                               format_duration(eta)));
-      window_start = Clock::now();
-      timed_from = step + 1;
-      position.window_loss = 0;
-      position.window_steps = 0;
-    }
-    if (eval_now) {
-      run_eval(step + 1);
-      window_start = Clock::now();
-    }
-    if (stop) {
-      // Every rank reaches this at the same step: the agreement said so.
-      position.step = step + 1;
-      log.line(fmt::format("step {}: {}; writing a checkpoint and stopping", step + 1,
-                           preempted ? fmt::format("SIG{} received (preemption)", preemption.name())
-                                     : fmt::format("training.stop_after = {}", e.training.stop_after)));
-      save_checkpoint(true);
-      world.comm().barrier();  // nobody leaves before the checkpoint is on disk
-      TrainSummary stopped;
-      stopped.steps = step + 1;
-      stopped.preempted = preempted;
-      stopped.stopped_early = true;
-      stopped.weights_sha256 = weights_sha256(*model);
-      log.line(fmt::format("weights sha256 at step {}: {}", step + 1, stopped.weights_sha256));
-      return stopped;
-    }
-    if (checkpoint_now) save_checkpoint(false);
+  reducer_->load(checkpoint);
+  data_->load(checkpoint);
+  window_.load(checkpoint);
+  {
+    at::Generator generator = cpu_generator();
+    const std::lock_guard lock(generator.mutex());
+    const torch::Tensor now = generator.get_state();
+    generator.set_state(checkpoint.tensor("rng/torch_cpu", now.numel(), now.scalar_type()));
   }
-  (void)agreement.settle_through(e.training.steps);
-  if (ddap) {
-    ddap->finish();
-    log.line(fmt::format("ddap: {} merges", ddap->merges()));
+  step_ = start_step_ = checkpoint.info().step;
+  log_.line(fmt::format("resumed from {} at step {} (epoch {}, batch {} of it)", path.string(), step_,
+                        checkpoint.integer("epoch", 0), checkpoint.integer("sampler_step", 0)));
+  if (const auto dropped = log_.resume_at(step_); dropped > 0) {
+    log_.line(fmt::format("metrics.jsonl: {} record(s) after step {} dropped (the steps run again)", dropped, step_));
   }
-  const double train_seconds = training_seconds();
+}
 
+TrainSummary Trainer::run() {
+  const std::int64_t steps = experiment_.training.steps;
+  if (step_ >= steps) {
+    log_.line(fmt::format("nothing to train: the checkpoint is at step {} of {}", step_, steps));
+    return finish(false);
+  }
+  while (step_ < steps) {
+    const StepResult result = train_step();
+    const bool last = step_ == steps;
+    const bool stop = agree_to_stop(result, last);
+    checkpointer_->poll();
+    if (experiment_.logging.should_log(step_, last)) log_window(result);
+    if (last) {
+      finish_reducer();
+      trained_seconds_ = seconds_since(train_start_) - eval_seconds_;  // before the final evaluation and checkpoint
+    }
+    if (evaluator_ && experiment_.eval.should_eval(step_, last)) last_eval_ = evaluate();
+    if (last) print_sample();
+    if (stop) log_.line(fmt::format("step {}: {}; writing a checkpoint and stopping", step_, stop_reason()));
+    if (stop || experiment_.checkpoint.should_checkpoint(step_, last)) checkpoint(stop || last);
+    if (stop || last) return finish(stop);
+  }
+  return finish(false);
+}
+
+StepResult Trainer::train_step() {
+  const config::Experiment& e = experiment_;
+  StepResult result;
+  result.lr = schedule_.at(step_ + 1);
+  optim::set_learning_rate(*optimizer_, result.lr);
+  data_->begin_step();
+  reducer_->begin_step();
+  const torch::Device device = model_->parameters().front().device();
+  const bool bf16 = e.training.precision == config::Precision::kBf16;
+  // The world's average rides in the reducer's loss divisor (DDP), the
+  // micro-steps' in the accumulation count.
+  const double divisor = static_cast<double>(accumulation_) * reducer_->loss_divisor();
+  for (std::size_t m = 0; m < accumulation_; ++m) {
+    reducer_->micro_step(m + 1 == accumulation_);
+    const Batch batch = data_->micro_batch(m, micro_);
+    torch::Tensor loss;
+    {
+      const AutocastGuard autocast(bf16, device.is_cuda());
+      loss = model_->loss(batch.inputs.to(device), batch.targets.to(device));
+    }
+    (loss / divisor).backward();
+    result.loss += loss.item<double>() / static_cast<double>(accumulation_);
+  }
+  reducer_->end_backward();
+  result.clip = reducer_->optimizer_step(*optimizer_, e.optimizer.grad_clip);
+  ++step_;
+  reducer_->after_optimizer_step(step_, data_->epoch_ended());
+  return result;
+}
+
+bool Trainer::agree_to_stop(const StepResult& result, bool last) {
+  const bool signalled = preemption_->raised();
+  if (signalled && !signal_noted_) {
+    log_.line(fmt::format("rank {}: SIG{} received by the end of step {}", world_.rank(), preemption_->name(), step_));
+    signal_noted_ = true;
+  }
+  agreement_->post(step_, result.loss, signalled);
+  const config::Experiment& e = experiment_;
+  const bool stop_asked = e.training.stop_after > 0 && step_ == e.training.stop_after && !last;
+  // Agreements settle one step late, except where this step's result is needed now.
+  const bool needed = last || stop_asked || e.logging.should_log(step_, last) || e.eval.should_eval(step_, last) ||
+                      e.checkpoint.should_checkpoint(step_, last);
+  for (const AgreedStep& agreed : agreement_->settle_through(needed ? step_ : step_ - 1)) {
+    window_.add_loss(agreed.mean_loss);
+    if (agreed.stop_requested && !last) stop_requested_ = true;
+  }
+  return stop_requested_ || stop_asked;
+}
+
+void Trainer::log_window(const StepResult& result) {
+  const config::Experiment& e = experiment_;
+  const double tokens_per_s =
+      tokens_per_second(static_cast<double>(window_.steps_since_start(step_)) * tokens_per_step_,
+                        window_.training_seconds());
+  const double mfu = model_flops_utilization(tokens_per_s, flops_per_token_, peak_, world_.size());
+  const double eta = seconds_since(train_start_) / static_cast<double>(step_ - start_step_) *
+                     static_cast<double>(e.training.steps - step_);
+  log_.record("train", step_,
+              {{"loss", window_.mean_loss()},
+               {"lr", result.lr},
+               {"grad_norm", result.clip.norm},
+               {"tokens_per_s", tokens_per_s},
+               {"mfu", mfu}});
+  log_.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", step_,
+                            e.training.steps, window_.mean_loss(), result.lr, tokens_per_s, 100 * mfu,
+                            format_duration(eta)));
+  window_.restart(step_);
+}
+
+EvalResult Trainer::evaluate() {
+  const auto start = Clock::now();
+  EvalResult r;
+  reducer_->with_evaluation_weights([&] { r = evaluator_->run(*model_, world_.comm()); });
+  Fields fields = {{"eval_loss", r.loss},
+                   {"eval_perplexity", r.perplexity},
+                   {"eval_tokens", static_cast<double>(r.tokens)},
+                   {"train_s", seconds_since(train_start_) - eval_seconds_}};
+  std::string extra;
+  if (model_->objective() == model::Objective::kMasked) {
+    fields.emplace_back("masked_accuracy", r.masked_accuracy);
+    extra = fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy);
+  }
+  log_.record("eval", step_, fields);
+  log_.line(fmt::format("step {:>6} | eval loss {:.4f} | perplexity {:.2f}{}", step_, r.loss, r.perplexity, extra));
+  const double seconds = seconds_since(start);
+  eval_seconds_ += seconds;
+  window_.exclude(seconds);
+  return r;
+}
+
+void Trainer::checkpoint(bool wait) {
+  ckpt::Snapshot s;
+  s.info.step = step_;
+  s.info.world_size = world_.size();
+  s.info.reducer = config::name_of(experiment_.parallel.reducer);
+  s.info.config_toml = experiment_.resolved_toml;
+  s.info.tokenizer_sha256 = tokenizer_ ? tokenizer_->hash() : std::string();
+  reducer_->save(s);  // the model, the optimizer, the replicas: collective
+  data_->save(s);
+  window_.save(s);
+  s.reals.emplace_back("lr", schedule_.at(step_));  // for readers: the step is the schedule's whole state
+  {
+    at::Generator generator = cpu_generator();
+    const std::lock_guard lock(generator.mutex());
+    s.tensors.emplace_back("rng/torch_cpu", generator.get_state().clone());
+  }
+  checkpointer_->write(step_, std::move(s), wait);
+}
+
+void Trainer::finish_reducer() {
+  reducer_->finish();
+  if (const std::string summary = reducer_->summary(); !summary.empty()) log_.line(summary);
+}
+
+void Trainer::print_sample() {
+  const config::Experiment& e = experiment_;
+  if (!tokenizer_ || model_->objective() != model::Objective::kCausal || e.eval.sample_tokens <= 0) return;
+  if (world_.rank() != 0) return;
+  const std::string sample = generate(*model_, *tokenizer_, e.eval.prompt, e.eval.sample_tokens, e.eval.temperature,
+                                      e.eval.top_k, e.model.max_seq_len, e.job.seed);
+  log_.line(fmt::format("sample (temperature {}, top-k {}):\n{}\n", e.eval.temperature, e.eval.top_k, sample));
+}
+
+std::string Trainer::stop_reason() const {
+  return stop_requested_ ? fmt::format("SIG{} received (preemption)", preemption_->name())
+                         : fmt::format("training.stop_after = {}", experiment_.training.stop_after);
+}
+
+TrainSummary Trainer::finish(bool stopped) {
+  (void)agreement_->settle_through(step_);
   TrainSummary summary;
-  summary.steps = e.training.steps;
-  summary.final_eval = run_eval(e.training.steps);
-  summary.weights_sha256 = weights_sha256(*model);
-  summary.tokens_per_second = static_cast<double>(tokens_seen) / std::max(train_seconds, 1e-9);
+  summary.steps = step_;
+  summary.preempted = stopped && stop_requested_;
+  summary.weights_sha256 = weights_sha256(*model_);
+  if (stopped) {
+    world_.comm().barrier();  // nobody leaves before the checkpoint is on disk
+    log_.line(fmt::format("weights sha256 at step {}: {}", step_, summary.weights_sha256));
+    return summary;
+  }
+  const double train_seconds = trained_seconds_;
+  const double speed = tokens_per_second(static_cast<double>(step_ - start_step_) * tokens_per_step_, train_seconds);
+  summary.final_eval = last_eval_;
 
-  // Timing summary over ranks.
-  const auto mine = static_cast<std::int64_t>(seconds_since(wall_start) * 1e6);
-  std::vector<std::int64_t> walls(static_cast<std::size_t>(ranks));
-  world.comm().allgather(&mine, walls.data(), 1, comm::DType::kInt64);
+  // Timing over ranks.
+  const auto mine = static_cast<std::int64_t>(seconds_since(wall_start_) * 1e6);
+  std::vector<std::int64_t> walls(static_cast<std::size_t>(world_.size()));
+  world_.comm().allgather(&mine, walls.data(), 1, comm::DType::kInt64);
   const auto [min_it, max_it] = std::minmax_element(walls.begin(), walls.end());
   double sum = 0;
   for (auto w : walls) sum += static_cast<double>(w);
-  log.line(fmt::format(
-      "wall time per rank: max {:.2f} s, min {:.2f} s, avg {:.2f} s; training {:.2f} s (evaluations "
-      "excluded), {:.0f} tokens/s over {} rank{}",
-      static_cast<double>(*max_it) / 1e6, static_cast<double>(*min_it) / 1e6, sum / static_cast<double>(ranks) / 1e6,
-      train_seconds, summary.tokens_per_second, ranks, ranks == 1 ? "" : "s"));
-  log.record("summary", e.training.steps,
-             {{"eval_loss", summary.final_eval.loss},
-              {"tokens_per_s", summary.tokens_per_second},
-              {"train_s", train_seconds},
-              {"wall_max_s", static_cast<double>(*max_it) / 1e6}});
-
-  if (model->objective() == model::Objective::kCausal && e.eval.sample_tokens > 0 && rank == 0) {
-    const std::string sample = generate(*model, tokenizer, e.eval.prompt, e.eval.sample_tokens, e.eval.temperature,
-                                        e.eval.top_k, e.model.max_seq_len, e.job.seed);
-    log.line(fmt::format("sample (temperature {}, top-k {}):\n{}\n", e.eval.temperature, e.eval.top_k, sample));
+  log_.line(fmt::format(
+      "wall time per rank: max {:.2f} s, min {:.2f} s, avg {:.2f} s; training {:.2f} s (evaluations excluded), "
+      "{:.0f} tokens/s over {} rank{}",
+      static_cast<double>(*max_it) / 1e6, static_cast<double>(*min_it) / 1e6,
+      sum / static_cast<double>(world_.size()) / 1e6, train_seconds, speed, world_.size(),
+      world_.size() == 1 ? "" : "s"));
+  Fields fields = {{"tokens_per_s", speed},
+                   {"train_s", train_seconds},
+                   {"wall_max_s", static_cast<double>(*max_it) / 1e6}};
+  if (last_eval_) {
+    fields.insert(fields.begin(), {"eval_loss", last_eval_->loss});
+    log_.line(fmt::format(
+        "validation loss {:.4f} nats (perplexity {:.2f}) against the data's unigram entropy {:.4f} nats",
+        last_eval_->loss, last_eval_->perplexity, train_set_ ? train_set_->unigram_entropy() : 0.0));
   }
-  log.line(
-      fmt::format("validation loss {:.4f} nats (perplexity {:.2f}) against the data's unigram entropy {:.4f} "
-                  "nats",
-                  summary.final_eval.loss, summary.final_eval.perplexity, train_set.unigram_entropy()));
-  position.step = e.training.steps;
-  position.sampler = sampler.state();
-  save_checkpoint(true);
-  log.line(fmt::format("final weights sha256: {}", summary.weights_sha256));
+  log_.record("summary", step_, fields);
+  log_.line(fmt::format("final weights sha256: {}", summary.weights_sha256));
   return summary;
 }
 

@@ -1,25 +1,137 @@
 // The training run: `hpctrain train EXP.toml` (or `hpctrain EXP.toml`).
+//
+// The constructor sets the run up: threads and device, the data set (prepared
+// on rank 0 first if it is not yet), the model, AdamW, the reducer, and a
+// resume from the checkpoint checkpoint.resume chooses. run() is the loop:
+// one step counter, counted from 1; each step is train_step(), then, once in
+// a while, a metric record, an evaluation, a checkpoint; the last step (or an
+// agreed stop: the preemption signal on any rank, or training.stop_after)
+// ends inside the loop with the final evaluation and checkpoint.
+//
+// Components own their config, their schedule and their checkpoint state:
+// the reducer (model, optimizer, replicas: reduce/reducer.h), the training
+// data (the sampler's position), the log window (its losses), the
+// checkpointer (which checkpoint, and writing it), the evaluator.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "cluster/environment.h"
+#include "comm/mpi_communicator.h"
 #include "comm/world.h"
 #include "config/experiment.h"
+#include "data/token_dataset.h"
+#include "data/tokenizer.h"
+#include "model/language_model.h"
+#include "optim/lr_schedule.h"
+#include "optim/optimizer.h"
+#include "reduce/reducer.h"
+#include "train/checkpointer.h"
 #include "train/evaluate.h"
+#include "train/evaluator.h"
+#include "train/log_window.h"
+#include "train/metrics.h"
+#include "train/preemption.h"
+#include "train/step_agreement.h"
+#include "train/training_data.h"
 
 namespace hpctrain::train {
 
 struct TrainSummary {
   std::string weights_sha256;  // identical for identical (seed, world size, config)
-  EvalResult final_eval;
-  double tokens_per_second = 0;  // all ranks
-  std::int64_t steps = 0;
-  bool stopped_early = false;  // preempted, or training.stop_after
-  bool preempted = false;      // by checkpoint.signal: exit with config::kRequeueExitCode
+  std::optional<EvalResult> final_eval;  // absent when the run stopped early
+  std::int64_t steps = 0;        // optimizer steps done, those before a resume included
+  bool preempted = false;        // by checkpoint.signal: exit with config::kRequeueExitCode
 };
 
-// Throws on bad configuration (naming the fields) and on data errors.
-TrainSummary run_training(const config::Experiment& experiment, comm::World& world, const cluster::Environment& env);
+struct StepResult {
+  double loss = 0;  // this rank's, averaged over the micro-steps
+  double lr = 0;
+  optim::GradClip clip;
+};
+
+// What a run trains on, for a Trainer built without the prepared data set
+// (the benches): the batches, and no tokenizer, evaluation or sample.
+struct TrainingSource {
+  std::unique_ptr<TrainingData> data;
+  std::int64_t vocab_size = 0;
+};
+
+class Trainer {
+ public:
+  // Throws on bad configuration (naming the fields), on data errors, and when
+  // the chosen checkpoint cannot continue this run.
+  Trainer(const config::Experiment& experiment, comm::World& world, const cluster::Environment& env);
+  Trainer(const config::Experiment& experiment, comm::World& world, const cluster::Environment& env,
+          TrainingSource source);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  TrainSummary run();
+
+  // One optimizer step, all its micro-steps: what run() does each step (and
+  // what the benches time). Advances step().
+  StepResult train_step();
+
+  // Optimizer steps done: after a resume, those of the checkpoint included.
+  [[nodiscard]] std::int64_t step() const { return step_; }
+  [[nodiscard]] model::LanguageModel& model() { return *model_; }
+  [[nodiscard]] double flops_per_token() const { return flops_per_token_; }
+  // The fp32 matmul peak of this rank, FLOP/s, measured at start-up.
+  [[nodiscard]] double peak_flops() const { return peak_; }
+
+ private:
+  void set_up();
+  void resume_from(const std::filesystem::path& path);
+  // Posts this step's loss and stop request; true when every rank has agreed to stop now.
+  bool agree_to_stop(const StepResult& result, bool last);
+  void log_window(const StepResult& result);
+  [[nodiscard]] std::string stop_reason() const;
+  EvalResult evaluate();
+  void checkpoint(bool wait);
+  void finish_reducer();
+  void print_sample();
+  TrainSummary finish(bool stopped);
+
+  const config::Experiment& experiment_;
+  comm::World& world_;
+  const cluster::Environment& env_;
+  RunLog log_;
+  std::optional<data::Tokenizer> tokenizer_;  // absent with a TrainingSource
+  std::optional<data::TokenDataset> train_set_;
+  std::unique_ptr<TrainingData> data_;
+  std::optional<Evaluator> evaluator_;
+  std::int64_t vocab_size_ = 0;
+  std::shared_ptr<model::LanguageModel> model_;
+  std::unique_ptr<optim::AdamW> optimizer_;
+  std::unique_ptr<reduce::Reducer> reducer_;
+  optim::LrSchedule schedule_;
+  std::unique_ptr<Checkpointer> checkpointer_;
+  std::unique_ptr<PreemptionSignal> preemption_;
+  // The per-step agreement has a communicator of its own, so its non-blocking
+  // collectives never interleave with the trainer's or the reducers'.
+  std::unique_ptr<comm::MpiCommunicator> control_comm_;
+  std::unique_ptr<StepAgreement> agreement_;
+  LogWindow window_;
+
+  std::size_t micro_ = 1;         // samples per micro-step
+  std::size_t accumulation_ = 1;  // micro-steps per step
+  double tokens_per_step_ = 0;    // all ranks
+  double flops_per_token_ = 0;
+  double peak_ = 0;  // fp32 matmul FLOP/s per rank
+  std::int64_t step_ = 0;
+  std::int64_t start_step_ = 0;
+  bool stop_requested_ = false;  // the last agreed step asked to stop
+  bool signal_noted_ = false;
+  std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point train_start_ = std::chrono::steady_clock::now();  // after the set-up
+  double eval_seconds_ = 0;     // left out of the training time
+  double trained_seconds_ = 0;  // the training time, once the last step is done
+  std::optional<EvalResult> last_eval_;
+};
 
 }  // namespace hpctrain::train

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "comm/mpi_communicator.h"
+#include "optim/optimizer.h"
 #include "reduce/ddap_reducer.h"
 #include "reduce/ddp_reducer.h"
 #include "reduce/flat_parameters.h"
@@ -14,7 +15,7 @@ namespace {
 
 constexpr std::int64_t kVocab = 64;
 
-std::shared_ptr<model::LanguageModel> tiny_model(const std::string& kind = "gpt") {
+std::shared_ptr<model::LanguageModel> tiny_model(config::ModelKind kind = config::ModelKind::kGpt) {
   config::ModelConfig c;
   c.kind = kind;
   c.n_layer = 2;
@@ -36,22 +37,43 @@ class ReducerTest : public ::testing::Test {
   comm::MpiCommunicator comm{MPI_COMM_WORLD, std::chrono::seconds(120)};
 };
 
+config::ParallelConfig ddp_config(bool overlap, double bucket_cap_mb = 0.01) {
+  config::ParallelConfig p;
+  p.first_bucket_mb = bucket_cap_mb / 4;
+  p.bucket_cap_mb = bucket_cap_mb;
+  p.overlap = overlap;
+  return p;
+}
+
+config::ParallelConfig ddap_config(std::int64_t every, config::MergeKind merge, bool overlapped, std::int64_t delay,
+                                   bool merge_moments = false) {
+  config::ParallelConfig p;
+  p.reducer = config::ReducerKind::kDdap;
+  p.merge_every = every;
+  p.merge = merge;
+  p.merge_mode = overlapped ? config::MergeMode::kOverlapped : config::MergeMode::kBlocking;
+  p.merge_delay = delay;
+  p.merge_moments = merge_moments;
+  p.outer_lr = 0.7;
+  p.outer_momentum = 0.9;
+  return p;
+}
+
 // Trains `steps` SGD or AdamW steps under DDP; returns the flat weights.
 torch::Tensor train_ddp(comm::Communicator& comm, bool overlap, int steps, int micro_steps = 1,
                         double bucket_cap_mb = 0.01) {
   auto model = tiny_model();
-  const std::size_t cap = static_cast<std::size_t>(bucket_cap_mb * (1 << 20));
-  DdpReducer ddp(*model, comm, {cap / 4, cap, overlap, false});
+  optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  DdpReducer ddp(ddp_config(overlap, bucket_cap_mb), *model, optimizer, comm, comm);
   EXPECT_GT(ddp.bucket_count(), 2U) << "the test wants several buckets";
-  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
   for (int s = 0; s < steps; ++s) {
-    ddp.zero_grad();
+    ddp.begin_step();
     for (int m = 0; m < micro_steps; ++m) {
-      ddp.set_sync(m + 1 == micro_steps);
+      ddp.micro_step(m + 1 == micro_steps);
       const auto [x, y] = batch(comm.rank(), s * micro_steps + m);
       (model::language_model_loss(model->forward(x), y) / (micro_steps * ddp.loss_divisor())).backward();
     }
-    ddp.finish_backward();
+    ddp.end_backward();
     optimizer.step();
   }
   // Overlap means the hooks hand every bucket over during backward, once per
@@ -98,7 +120,7 @@ TEST_F(ReducerTest, TiesMatchesTheElementwiseRule) {
   torch::manual_seed(77 + comm.rank());
   // Small integers make signs, ties and zeros common.
   const torch::Tensor delta = torch::randint(-2, 3, {257}).to(torch::kFloat32);
-  const torch::Tensor merged = merged_delta(delta, {"ties"}, comm);
+  const torch::Tensor merged = merged_delta(delta, {config::MergeKind::kTies, 0.7, 0.9}, comm);
   std::vector<float> all(257 * static_cast<std::size_t>(comm.size()));
   comm.allgather(delta.data_ptr(), all.data(), 257, comm::DType::kFloat32);
   for (std::size_t e = 0; e < 257; ++e) {
@@ -122,73 +144,85 @@ TEST_F(ReducerTest, TiesMatchesTheElementwiseRule) {
 TEST_F(ReducerTest, MergeMomentsAveragesThemAndKeepsLocalProgress) {
   const int n = comm.size();
   const double r = comm.rank();
-  auto model = tiny_model("mlp");
-  // Stand-ins for AdamW's state: rank-dependent first and second moments.
-  OptimizerMoments live{{torch::full({3}, r + 1), torch::full({2, 2}, -(r + 1))}, {torch::full({5}, 2 * (r + 1))}};
-  MomentSource source = [&] { return live; };
+  auto model = tiny_model(config::ModelKind::kMlp);
+  optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  // Rank-dependent AdamW state: first moments r + 1, second moments 2 (r + 1).
+  auto set_moments = [&] {
+    optim::AdamState s;
+    for (const auto& p : model->parameters()) {
+      s.exp_avg.push_back(torch::full_like(p, r + 1));
+      s.exp_avg_sq.push_back(torch::full_like(p, 2 * (r + 1)));
+      s.steps.push_back(1);
+    }
+    optim::restore_adam_state(optimizer, *model, s);
+  };
+  auto first = [&](std::size_t i) { return optim::adam_state(optimizer, *model).exp_avg[i]; };
+  auto second = [&](std::size_t i) { return optim::adam_state(optimizer, *model).exp_avg_sq[i]; };
+  const auto shape = model->parameters()[0].sizes();
   const double mean = (n + 1) / 2.0;  // of r + 1 over the ranks
+  set_moments();
   {
-    DdapReducer blocking(*model, comm, {1, {"average"}, false, 0, true}, source);
-    blocking.after_step(1, false);
-    EXPECT_TRUE(torch::equal(live.first[0], torch::full({3}, mean)));
-    EXPECT_TRUE(torch::equal(live.first[1], torch::full({2, 2}, -mean)));
-    EXPECT_TRUE(torch::equal(live.second[0], torch::full({5}, 2 * mean)));
+    DdapReducer blocking(ddap_config(1, config::MergeKind::kAverage, false, 0, true), *model, optimizer, comm, comm);
+    blocking.after_optimizer_step(1, false);
+    EXPECT_TRUE(torch::equal(first(0), torch::full(shape, mean)));
+    EXPECT_TRUE(torch::equal(second(1), torch::full(model->parameters()[1].sizes(), 2 * mean)));
   }
-  live = {{torch::full({3}, r + 1), torch::full({2, 2}, -(r + 1))}, {torch::full({5}, 2 * (r + 1))}};
-  DdapReducer overlapped(*model, comm, {2, {"average"}, true, 1, true}, source);
-  overlapped.after_step(1, false);
-  overlapped.after_step(2, false);  // starts a merge from the moments as they are now
-  live.first[0].add_(10);           // local progress while it is in flight
-  live.second[0].zero_();           // a fall below this rank's value at the start
-  overlapped.after_step(3, false);  // applies it: mean + (now - start), second moments >= 0
-  EXPECT_TRUE(torch::equal(live.first[0], torch::full({3}, mean + 10)));
-  EXPECT_TRUE(torch::equal(live.first[1], torch::full({2, 2}, -mean)));
-  EXPECT_TRUE(torch::equal(live.second[0], torch::full({5}, std::max(0.0, 2 * mean - 2 * (r + 1)))));
-  EXPECT_THROW(DdapReducer(*model, comm, {1, {"average"}, false, 0, true}), std::invalid_argument);
+  set_moments();
+  DdapReducer overlapped(ddap_config(2, config::MergeKind::kAverage, true, 1, true), *model, optimizer, comm, comm);
+  overlapped.after_optimizer_step(1, false);
+  overlapped.after_optimizer_step(2, false);  // starts a merge from the moments as they are now
+  first(0).add_(10);                          // local progress while it is in flight
+  second(0).zero_();                          // a fall below this rank's value at the start
+  overlapped.after_optimizer_step(3, false);  // applies it: mean + (now - start), second moments >= 0
+  EXPECT_TRUE(torch::equal(first(0), torch::full(shape, mean + 10)));
+  EXPECT_TRUE(torch::equal(first(1), torch::full(model->parameters()[1].sizes(), mean)));
+  EXPECT_TRUE(torch::equal(second(0), torch::full(shape, std::max(0.0, 2 * mean - 2 * (r + 1)))));
 }
 
 TEST_F(ReducerTest, AverageEveryStepUnderSgdEqualsDdp) {
   // DDP with plain SGD...
-  auto ddp_model = tiny_model("mlp");
+  auto ddp_model = tiny_model(config::ModelKind::kMlp);
   {
-    DdpReducer ddp(*ddp_model, comm, {});
+    optim::AdamW unused(ddp_model->parameters(), torch::optim::AdamWOptions(1e-2));  // the reducer's checkpoints
+    DdpReducer ddp(config::ParallelConfig{}, *ddp_model, unused, comm, comm);
     torch::optim::SGD sgd(ddp_model->parameters(), torch::optim::SGDOptions(0.1));
     for (int s = 0; s < 4; ++s) {
-      ddp.zero_grad();
+      ddp.begin_step();
       const auto [x, y] = batch(comm.rank(), s);
       (model::language_model_loss(ddp_model->forward(x), y) / ddp.loss_divisor()).backward();
-      ddp.finish_backward();
+      ddp.end_backward();
       sgd.step();
     }
   }
   // ...against local SGD steps averaged after every step (DDAP, H = 1).
-  auto local = tiny_model("mlp");
+  auto local = tiny_model(config::ModelKind::kMlp);
   comm::MpiCommunicator merge_comm(MPI_COMM_WORLD, std::chrono::seconds(120));
-  DdapReducer ddap(*local, merge_comm, {1, {"average"}, false, 0});
+  optim::AdamW unused(local->parameters(), torch::optim::AdamWOptions(1e-2));
+  DdapReducer ddap(ddap_config(1, config::MergeKind::kAverage, false, 0), *local, unused, merge_comm, comm);
   torch::optim::SGD sgd(local->parameters(), torch::optim::SGDOptions(0.1));
   for (int s = 0; s < 4; ++s) {
     sgd.zero_grad();
     const auto [x, y] = batch(comm.rank(), s);
     model::language_model_loss(local->forward(x), y).backward();
     sgd.step();
-    ddap.after_step(s + 1, false);
+    ddap.after_optimizer_step(s + 1, false);
   }
   const torch::Tensor a = flatten_parameters(*ddp_model);
   const torch::Tensor b = flatten_parameters(*local);
   EXPECT_LE(((a - b).norm() / a.norm()).item<double>(), 1e-6);
 }
 
-torch::Tensor train_ddap(comm::Communicator& comm, const std::string& rule, bool overlapped) {
+torch::Tensor train_ddap(comm::Communicator& comm, config::MergeKind rule, bool overlapped) {
   auto model = tiny_model();
   comm::MpiCommunicator merge_comm(MPI_COMM_WORLD, std::chrono::seconds(120));
-  DdapReducer ddap(*model, merge_comm, {3, {rule, 0.7, 0.9}, overlapped, 1});
-  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  DdapReducer ddap(ddap_config(3, rule, overlapped, 1), *model, optimizer, merge_comm, comm);
   for (int s = 0; s < 10; ++s) {
     optimizer.zero_grad();
     const auto [x, y] = batch(comm.rank(), s);
     model::language_model_loss(model->forward(x), y).backward();
     optimizer.step();
-    ddap.after_step(s + 1, false);
+    ddap.after_optimizer_step(s + 1, false);
   }
   ddap.finish();
   EXPECT_EQ(ddap.merges(), 4);  // steps 3, 6, 9 and the final one
@@ -196,14 +230,15 @@ torch::Tensor train_ddap(comm::Communicator& comm, const std::string& rule, bool
 }
 
 TEST_F(ReducerTest, OverlappedDdapIsDeterministicAndEndsWithIdenticalReplicas) {
-  for (const std::string rule : {"average", "ties", "diloco"}) {
+  for (const auto rule : {config::MergeKind::kAverage, config::MergeKind::kTies, config::MergeKind::kDiloco}) {
     const torch::Tensor first = train_ddap(comm, rule, true);
     const torch::Tensor second = train_ddap(comm, rule, true);
-    EXPECT_TRUE(torch::equal(first, second)) << rule;
+    EXPECT_TRUE(torch::equal(first, second)) << config::name_of(rule);
     std::vector<float> all(static_cast<std::size_t>(first.numel() * comm.size()));
     comm.allgather(first.data_ptr(), all.data(), static_cast<std::size_t>(first.numel()), comm::DType::kFloat32);
     for (int r = 1; r < comm.size(); ++r) {
-      EXPECT_TRUE(std::equal(all.begin(), all.begin() + first.numel(), all.begin() + r * first.numel())) << rule;
+      EXPECT_TRUE(std::equal(all.begin(), all.begin() + first.numel(), all.begin() + r * first.numel()))
+          << config::name_of(rule);
     }
   }
 }

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 constexpr double kTolerance = 1e-5;
 
 std::string nlohmann_meta(const config::ModelConfig& c, std::int64_t vocab) {
-  return "{\"model\": \"" + c.kind + "\", \"vocab_size\": " + std::to_string(vocab) +
+  return "{\"model\": \"" + std::string(config::name_of(c.kind)) + "\", \"vocab_size\": " + std::to_string(vocab) +
          ", \"max_seq_len\": " + std::to_string(c.max_seq_len) + ", \"n_layer\": " + std::to_string(c.n_layer) +
          ", \"n_head\": " + std::to_string(c.n_head) + ", \"d_model\": " + std::to_string(c.d_model) + "}";
 }
@@ -33,7 +33,7 @@ double relative_error(const at::Tensor& ours, const at::Tensor& reference) {
   return denom > 0 ? diff / denom : diff;
 }
 
-class ReferenceCheck : public ::testing::TestWithParam<std::string> {
+class ReferenceCheck : public ::testing::TestWithParam<config::ModelKind> {
  protected:
   fs::path work_ = fs::temp_directory_path() / ("hpctrain-reference-" + std::to_string(getpid()));
   ~ReferenceCheck() override { fs::remove_all(work_); }
@@ -57,7 +57,7 @@ TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
   }
   const at::Tensor tokens = torch::randint(vocab, {batch, t}, torch::kInt64);
   at::Tensor targets = torch::randint(vocab, {batch, t}, torch::kInt64);
-  if (c.kind == "bert") targets.masked_fill_(torch::rand({batch, t}) > 0.3, -100);
+  if (c.kind == config::ModelKind::kBert) targets.masked_fill_(torch::rand({batch, t}) > 0.3, -100);
 
   const at::Tensor logits = model->forward(tokens).detach();
   // The loss and gradients training uses (for the transformers, the fused
@@ -102,11 +102,13 @@ TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
   ASSERT_EQ(std::system(control.c_str()), 0) << control;  // NOLINT(concurrency-mt-unsafe): single-threaded test
   EXPECT_GT(relative_error(logits, read_tensor_dir(work_ / "out-perturbed").tensors.at("logits")), kTolerance);
 
-  std::printf("%s: logits %.2e, loss %.2e, worst of %zu gradients %.2e (relative; bound %.0e)\n", c.kind.c_str(),
+  std::printf("%s: logits %.2e, loss %.2e, worst of %zu gradients %.2e (relative; bound %.0e)\n", std::string(config::name_of(c.kind)).c_str(),
               logits_error, loss_error, checked, worst_gradient, kTolerance);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ReferenceCheck, ::testing::Values("gpt", "bert", "mlp"));
+INSTANTIATE_TEST_SUITE_P(Models, ReferenceCheck,
+                         ::testing::Values(config::ModelKind::kGpt, config::ModelKind::kBert, config::ModelKind::kMlp),
+                         [](const auto& info) { return std::string(config::name_of(info.param)); });
 
 }  // namespace
 }  // namespace hpctrain::testing

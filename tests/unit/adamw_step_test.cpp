@@ -9,10 +9,10 @@
 
 #include <vector>
 
-#include "train/grad_clip.h"
-#include "train/optimizer.h"
+#include "optim/grad_clip.h"
+#include "optim/optimizer.h"
 
-namespace hpctrain::train {
+namespace hpctrain::optim {
 namespace {
 
 torch::optim::AdamW make(const std::vector<torch::Tensor>& decayed, const std::vector<torch::Tensor>& exempt) {
@@ -100,4 +100,4 @@ TEST(AdamwStepTest, GradClipWithoutGradientsIsANoOp) {
 }
 
 }  // namespace
-}  // namespace hpctrain::train
+}  // namespace hpctrain::optim

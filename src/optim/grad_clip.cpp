@@ -1,8 +1,8 @@
-#include "train/grad_clip.h"
+#include "optim/grad_clip.h"
 
 #include <torch/torch.h>
 
-namespace hpctrain::train {
+namespace hpctrain::optim {
 
 GradClip grad_clip(const std::vector<at::Tensor>& parameters, double max_norm) {
   std::vector<torch::Tensor> norms;
@@ -16,4 +16,4 @@ GradClip grad_clip(const std::vector<at::Tensor>& parameters, double max_norm) {
   return {total.item<double>(), scale.item<float>()};
 }
 
-}  // namespace hpctrain::train
+}  // namespace hpctrain::optim

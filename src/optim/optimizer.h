@@ -16,15 +16,15 @@ namespace torch::optim {
 class AdamW;
 }
 
-namespace hpctrain::train {
+namespace hpctrain::optim {
 
-// "bias", "norm", "embedding" or "weight", from the parameter's name.
-std::string parameter_kind(const std::string& name);
+using AdamW = torch::optim::AdamW;
 
-std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model, const config::OptimizerConfig& c);
+// AdamW with two groups: decayed, and exempt by kind (model::parameter_kind).
+std::unique_ptr<AdamW> make_optimizer(model::LanguageModel& model, const config::OptimizerConfig& c);
 
 // One AdamW step on the gradients times grad_scale (the clipping factor, see
-// train/grad_clip.h), the same rule as torch::optim::AdamW::step() and on its
+// optim/grad_clip.h), the same rule as torch::optim::AdamW::step() and on its
 // own state (so checkpoints and moment merging see no difference), but one pass
 // over memory per parameter instead of LibTorch's chain of about ten tensor
 // ops, each a pass of its own: those cost 8% of a GPT-2-small step on 2 cores.
@@ -45,4 +45,4 @@ struct AdamState {
 AdamState adam_state(torch::optim::AdamW& optimizer, const model::LanguageModel& model);
 void restore_adam_state(torch::optim::AdamW& optimizer, const model::LanguageModel& model, const AdamState& state);
 
-}  // namespace hpctrain::train
+}  // namespace hpctrain::optim

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace hpctrain::train {
+namespace hpctrain::optim {
 
 // LibTorch's rule, its scalars rounded to float as ATen rounds them, with
 // g = grad * grad_scale:
@@ -25,4 +25,4 @@ struct AdamwScalars {
 void adamw_kernel(const AdamwScalars& s, float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
                   std::int64_t n);
 
-}  // namespace hpctrain::train
+}  // namespace hpctrain::optim

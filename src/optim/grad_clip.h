@@ -7,7 +7,7 @@
 
 #include <vector>
 
-namespace hpctrain::train {
+namespace hpctrain::optim {
 
 struct GradClip {
   double norm = 0;  // the global L2 norm of the gradients, before clipping
@@ -18,4 +18,4 @@ struct GradClip {
 // them, so clipped steps keep their bits; gradients left undefined are skipped.
 GradClip grad_clip(const std::vector<at::Tensor>& parameters, double max_norm);
 
-}  // namespace hpctrain::train
+}  // namespace hpctrain::optim

@@ -1,4 +1,4 @@
-#include "train/optimizer.h"
+#include "optim/optimizer.h"
 
 #include <torch/torch.h>
 
@@ -9,9 +9,9 @@
 #include <sstream>
 #include <type_traits>
 
-#include "train/adamw_kernel.h"
+#include "optim/adamw_kernel.h"
 
-namespace hpctrain::train {
+namespace hpctrain::optim {
 namespace {
 
 // LibTorch keys optimizer state by the parameter's TensorImpl: as its printed
@@ -30,20 +30,11 @@ typename StateMap::key_type state_key(const torch::Tensor& parameter) {
 
 }  // namespace
 
-std::string parameter_kind(const std::string& name) {
-  if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) return "bias";
-  if (name.find("_emb.") != std::string::npos) return "embedding";
-  for (const char* norm : {"ln1.", "ln2.", "ln_f.", "emb_ln.", "mlm.ln."}) {
-    if (name.find(norm) != std::string::npos) return "norm";
-  }
-  return "weight";
-}
-
 std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model, const config::OptimizerConfig& c) {
   std::vector<torch::Tensor> decay;
   std::vector<torch::Tensor> no_decay;
   for (const auto& item : model.named_parameters()) {
-    const std::string kind = parameter_kind(item.key());
+    const config::ParameterKind kind = model::parameter_kind(item.key());
     const bool exempt = std::find(c.no_decay.begin(), c.no_decay.end(), kind) != c.no_decay.end();
     (exempt ? no_decay : decay).push_back(item.value());
   }
@@ -178,4 +169,4 @@ void restore_adam_state(torch::optim::AdamW& optimizer, const model::LanguageMod
   }
 }
 
-}  // namespace hpctrain::train
+}  // namespace hpctrain::optim

@@ -1,8 +1,8 @@
-#include "train/adamw_kernel.h"
+#include "optim/adamw_kernel.h"
 
 #include <cmath>
 
-namespace hpctrain::train {
+namespace hpctrain::optim {
 
 // Compiled for AVX-512, AVX2 and plain x86-64, picked when the program loads.
 // Without contraction into FMAs (CMakeLists.txt), and with division and square
@@ -21,4 +21,4 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void adamw_kernel(
   }
 }
 
-}  // namespace hpctrain::train
+}  // namespace hpctrain::optim

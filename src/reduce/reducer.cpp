@@ -1,0 +1,59 @@
+#include "reduce/reducer.h"
+
+#include "comm/mpi_communicator.h"
+#ifdef HPCTRAIN_HAVE_NCCL
+#include "comm/nccl_communicator.h"
+#endif
+#include "reduce/ddap_reducer.h"
+#include "reduce/ddp_reducer.h"
+#include "reduce/local_reducer.h"
+
+namespace hpctrain::reduce {
+namespace {
+
+// A communicator of the reducer's own for a model on `device`: NCCL on a GPU;
+// on the CPU an MPI one (merges in flight must not interleave with anyone
+// else's collectives), or none when the world's will do.
+std::unique_ptr<comm::Communicator> own_communicator(const at::Device& device, comm::World& world, bool separate) {
+  if (device.is_cuda()) {
+#ifdef HPCTRAIN_HAVE_NCCL
+    return std::make_unique<comm::NcclCommunicator>(world.mpi_comm(), device.index(), world.collective_timeout());
+#else
+    throw std::runtime_error(
+        "training on a GPU needs the NCCL backend, and this hpctrain was built without it "
+        "(CUDA and NCCL were not found, or -DHPCTRAIN_WITH_NCCL=OFF)");
+#endif
+  }
+  if (!separate) return nullptr;
+  return std::make_unique<comm::MpiCommunicator>(world.mpi_comm(), world.collective_timeout());
+}
+
+}  // namespace
+
+optim::GradClip Reducer::optimizer_step(optim::AdamW& optimizer, double max_norm) {
+  optim::GradClip clip;
+  if (max_norm > 0) clip = optim::grad_clip(model_.parameters(), max_norm);
+  optim::adamw_step(optimizer, clip.scale);
+  return clip;
+}
+
+std::unique_ptr<Reducer> make_reducer(const config::ParallelConfig& parallel, model::LanguageModel& model,
+                                      optim::AdamW& optimizer, comm::World& world) {
+  const at::Device device = model.parameters().front().device();
+  switch (parallel.reducer) {
+    case config::ReducerKind::kDdp: {
+      if (world.size() == 1 && !device.is_cuda()) return std::make_unique<LocalReducer>(model, optimizer);
+      auto owned = own_communicator(device, world, false);
+      comm::Communicator& gradients = owned ? *owned : world.comm();
+      return std::make_unique<DdpReducer>(parallel, model, optimizer, gradients, world.comm(), std::move(owned));
+    }
+    case config::ReducerKind::kDdap: {
+      auto owned = own_communicator(device, world, true);
+      comm::Communicator& merges = *owned;
+      return std::make_unique<DdapReducer>(parallel, model, optimizer, merges, world.comm(), std::move(owned));
+    }
+  }
+  throw std::invalid_argument("parallel.reducer: a reducer make_reducer does not build");
+}
+
+}  // namespace hpctrain::reduce

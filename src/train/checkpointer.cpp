@@ -1,0 +1,118 @@
+#include "train/checkpointer.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+
+#include "ckpt_file/checkpoint_files.h"
+#include "ckpt_file/verify.h"
+#include "comm/consensus.h"
+
+namespace hpctrain::train {
+namespace {
+
+enum class Choice : std::int64_t { kNone, kFile, kError };
+
+}  // namespace
+
+Checkpointer::Checkpointer(const config::Experiment& experiment, comm::World& world, RunLog& log)
+    : experiment_(experiment),
+      world_(world),
+      log_(log),
+      run_dir_(experiment.job.run_dir),
+      writer_(experiment.checkpoint.keep, experiment.checkpoint.async) {}
+
+std::optional<std::filesystem::path> Checkpointer::choose_resume() {
+  const config::CheckpointConfig& c = experiment_.checkpoint;
+  if (c.resume == config::ResumeMode::kNever) return std::nullopt;
+  auto choice = static_cast<std::int64_t>(Choice::kNone);
+  std::string text;  // the file, or the error
+  if (world_.rank() == 0) {
+    try {
+      const auto dir = run_dir_ / "checkpoints";
+      if (c.resume == config::ResumeMode::kAuto) {
+        for (const auto& removed : ckpt_file::remove_temporaries(dir)) {
+          log_.line(fmt::format("removed {}: a checkpoint write that never finished", removed.string()));
+        }
+        if (const auto found = ckpt_file::newest_verified(
+                dir, [this](const ckpt_file::Verdict& v) { log_.line(ckpt_file::skipped_message(v)); })) {
+          for (const auto& warning : found->warnings) log_.line(fmt::format("{}: {}", found->path.string(), warning));
+          choice = static_cast<std::int64_t>(Choice::kFile);
+          text = found->path.string();
+        }
+      } else {
+        const ckpt_file::Verdict v = ckpt_file::verify_checkpoint(c.resume_file);
+        if (!v.ok()) {
+          throw ckpt_file::CheckpointError(fmt::format("checkpoint.resume = {} does not verify: {}", c.resume_file,
+                                                       fmt::join(v.problems, "; ")));
+        }
+        for (const auto& warning : v.warnings) log_.line(fmt::format("{}: {}", c.resume_file, warning));
+        choice = static_cast<std::int64_t>(Choice::kFile);
+        text = c.resume_file;
+      }
+    } catch (const std::exception& error) {
+      choice = static_cast<std::int64_t>(Choice::kError);
+      text = error.what();
+    }
+  }
+  world_.comm().broadcast(&choice, 1, comm::DType::kInt64, 0);
+  text = comm::broadcast_string(world_.comm(), text, 0);
+  switch (static_cast<Choice>(choice)) {
+    case Choice::kNone: return std::nullopt;
+    case Choice::kFile: return std::filesystem::path(text);
+    case Choice::kError: throw ckpt_file::CheckpointError(text);
+  }
+  return std::nullopt;
+}
+
+void Checkpointer::report(const ckpt::Written& w) {
+  log_.line(fmt::format("checkpoint {} written: {:.1f} MB in {:.3f} s ({:.0f} MB/s){}", w.path.string(),
+                        static_cast<double>(w.bytes) / 1e6, w.seconds,
+                        static_cast<double>(w.bytes) / 1e6 / std::max(w.seconds, 1e-9),
+                        w.pruned.empty() ? "" : fmt::format("; removed {} older", w.pruned.size())));
+}
+
+void Checkpointer::write(std::int64_t step, ckpt::Snapshot snapshot, bool wait) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool writer = world_.rank() == 0;
+  if (writer) {
+    if (auto previous = writer_.wait()) report(*previous);
+  }
+  const std::size_t bytes = snapshot.bytes();
+  if (writer) writer_.write(ckpt::checkpoint_path(run_dir_, step), std::move(snapshot));
+  log_.line(fmt::format("checkpoint at step {}: {:.1f} MB snapshot; training blocked {:.1f} ms", step,
+                        static_cast<double>(bytes) / 1e6,
+                        1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  if (wait && writer) {
+    if (auto written = writer_.wait()) report(*written);
+  }
+}
+
+void Checkpointer::poll() {
+  if (world_.rank() != 0) return;
+  if (auto written = writer_.finished()) report(*written);
+}
+
+std::vector<std::string> config_incompatibilities(const config::Experiment& now, const ckpt::CheckpointReader& checkpoint,
+                                                  const std::string& tokenizer_sha256) {
+  const ckpt_file::CheckpointInfo& info = checkpoint.info();
+  const config::Experiment then =
+      config::load_experiment_text(info.config_toml, checkpoint.name() + " (stored config)");
+  std::vector<std::string> diff;
+  auto compare = [&diff](const std::string& key, const auto& was, const auto& is) {
+    if (was != is) diff.push_back(fmt::format("{}: checkpoint {} vs run {}", key, was, is));
+  };
+  compare("model.kind", config::name_of(then.model.kind), config::name_of(now.model.kind));
+  compare("model.n_layer", then.model.n_layer, now.model.n_layer);
+  compare("model.n_head", then.model.n_head, now.model.n_head);
+  compare("model.d_model", then.model.d_model, now.model.d_model);
+  compare("data.seq_len", then.data.seq_len, now.data.seq_len);
+  compare("training.batch_size", then.training.batch_size, now.training.batch_size);
+  if (!info.tokenizer_sha256.empty() && info.tokenizer_sha256 != tokenizer_sha256) {
+    diff.push_back(fmt::format("tokenizer sha256: checkpoint {} vs run {}", info.tokenizer_sha256, tokenizer_sha256));
+  }
+  return diff;
+}
+
+}  // namespace hpctrain::train

@@ -1,0 +1,51 @@
+// The run's checkpoints (docs/checkpoints.md): which one a run resumes from
+// (checkpoint.resume: rank 0 verifies and chooses, every rank learns its
+// choice), whether a stored run can continue as this one, and the writes
+// (rank 0, in the background unless a caller must wait), with what each cost
+// in the log. What goes into a checkpoint is each component's own save().
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/checkpoint_writer.h"
+#include "comm/world.h"
+#include "config/experiment.h"
+#include "train/metrics.h"
+
+namespace hpctrain::train {
+
+class Checkpointer {
+ public:
+  Checkpointer(const config::Experiment& experiment, comm::World& world, RunLog& log);
+
+  // The checkpoint to resume from, the same on every rank; throws on every
+  // rank when a checkpoint.resume file does not verify.
+  [[nodiscard]] std::optional<std::filesystem::path> choose_resume();
+
+  // Writes `snapshot` as the checkpoint of step `step` (rank 0; the others pass
+  // theirs, which is dropped). With `wait`, returns when it is on disk.
+  void write(std::int64_t step, ckpt::Snapshot snapshot, bool wait);
+  // Reports a background write that has finished.
+  void poll();
+
+ private:
+  void report(const ckpt::Written& written);
+
+  const config::Experiment& experiment_;
+  comm::World& world_;
+  RunLog& log_;
+  std::filesystem::path run_dir_;
+  ckpt::CheckpointWriter writer_;
+};
+
+// What in the stored run stops `checkpoint` from continuing `now` (the
+// architecture, the sequence length, the global batch, the tokenizer), one
+// line each; the reducer adds its own (Reducer::incompatibilities).
+std::vector<std::string> config_incompatibilities(const config::Experiment& now, const ckpt::CheckpointReader& checkpoint,
+                                                  const std::string& tokenizer_sha256);
+
+}  // namespace hpctrain::train

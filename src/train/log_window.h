@@ -1,0 +1,43 @@
+// The window of steps between two metric records: the agreed mean losses of
+// its steps (the logged loss is their mean) and its timing. The losses are
+// part of a checkpoint, so the records after a resume continue exactly; the
+// time spent evaluating is left out of the window's tokens/s.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "ckpt/checkpoint.h"
+
+namespace hpctrain::train {
+
+class LogWindow {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // A window starting after step `step`, now (after a record).
+  void restart(std::int64_t step);
+  // Times the window from now, after step `step`, keeping its losses (a resume).
+  void start_timing(std::int64_t step);
+  void add_loss(double mean_loss);
+  // Time within the window that is not training (an evaluation).
+  void exclude(double seconds) { excluded_ += seconds; }
+
+  [[nodiscard]] double mean_loss() const { return steps_ > 0 ? loss_ / static_cast<double>(steps_) : 0; }
+  // Steps trained since the window started, up to and including `step`.
+  [[nodiscard]] std::int64_t steps_since_start(std::int64_t step) const { return step - started_after_; }
+  [[nodiscard]] double training_seconds() const;
+
+  // Attributes log_window_steps and log_window_loss.
+  void save(ckpt::Snapshot& snapshot) const;
+  void load(const ckpt::CheckpointReader& checkpoint);
+
+ private:
+  double loss_ = 0;  // the sum of the agreed mean losses added
+  std::int64_t steps_ = 0;
+  std::int64_t started_after_ = 0;
+  Clock::time_point start_ = Clock::now();
+  double excluded_ = 0;
+};
+
+}  // namespace hpctrain::train

@@ -1,0 +1,37 @@
+// What every command that runs a model sets up the same way: compute threads
+// (training.threads, else the rank's share of the node), the device, the
+// batch geometry, and the data set (prepared on rank 0 when it is missing).
+#pragma once
+
+#include <cstdint>
+
+#include <torch/types.h>
+
+#include "cluster/environment.h"
+#include "comm/world.h"
+#include "config/experiment.h"
+#include "runtime/threads.h"
+#include "train/metrics.h"
+
+namespace hpctrain::train {
+
+runtime::ThreadPlan thread_plan(const config::Experiment& experiment, const cluster::Environment& env,
+                                int ranks_on_node);
+
+// training.device: cpu, cuda (the GPU of this rank's local rank), or auto
+// (cuda when LibTorch sees a GPU). Throws for cuda without one.
+torch::Device choose_device(config::Device requested, int local_rank);
+
+// global = micro * accumulation * ranks.
+struct BatchGeometry {
+  std::uint64_t global = 0;
+  std::size_t micro = 0;
+  std::size_t accumulation = 0;
+};
+// Throws naming training.batch_size and micro_batch_size when they do not divide.
+BatchGeometry batch_geometry(const config::Experiment& experiment, int ranks);
+
+// Rank 0 prepares the data set when it has no meta.json yet; every rank waits.
+void ensure_prepared(const config::Experiment& experiment, comm::World& world, RunLog& log);
+
+}  // namespace hpctrain::train

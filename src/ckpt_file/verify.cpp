@@ -88,7 +88,13 @@ std::optional<Verdict> newest_verified(const std::filesystem::path& dir,
 
 std::filesystem::path find_verified_weights(const std::filesystem::path& run_dir_or_file,
                                             const std::function<void(const Verdict&)>& skipped) {
-  if (std::filesystem::is_regular_file(run_dir_or_file)) return run_dir_or_file;
+  if (std::filesystem::is_regular_file(run_dir_or_file)) {
+    const Verdict verdict = verify_checkpoint(run_dir_or_file);
+    if (!verdict.ok()) {
+      throw CheckpointError(fmt::format("{}: {}", run_dir_or_file.string(), fmt::join(verdict.problems, "; ")));
+    }
+    return run_dir_or_file;
+  }
   const auto dir = run_dir_or_file / "checkpoints";
   if (auto found = newest_verified(dir, skipped, Needs::kWeights)) return found->path;
   (void)find_checkpoint(run_dir_or_file);  // names a run directory without any checkpoint

@@ -39,9 +39,12 @@ std::optional<Verdict> newest_verified(const std::filesystem::path& dir,
                                        const std::function<void(const Verdict&)>& skipped,
                                        Needs needs = Needs::kTrainingState);
 
-// A checkpoint file as given, or the newest checkpoint of a run directory
-// whose weights verify (eval, generate, export); throws CheckpointError when
-// a run directory has none.
+// A checkpoint file as given, once it verifies, or the newest checkpoint of a
+// run directory whose weights verify (eval, generate, export). Throws
+// CheckpointError naming the file and what is wrong with it, or the run
+// directory that has none. A file is verified before anything else it names
+// (its config's tokenizer, its model) is opened: a crafted file is refused
+// for what it is, not for what it points at.
 std::filesystem::path find_verified_weights(const std::filesystem::path& run_dir_or_file,
                                             const std::function<void(const Verdict&)>& skipped);
 

@@ -75,6 +75,10 @@ class DepthScanner {
 
   void check(int depth) const {
     if (depth <= kMaxTomlDepth) return;
+    fail(fmt::format("tables, keys, arrays and inline tables nest deeper than {}", kMaxTomlDepth));
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
     std::size_t line = 1;
     std::size_t column = 1;
     for (std::size_t k = 0; k < i_ && k < text_.size(); ++k) {
@@ -85,14 +89,28 @@ class DepthScanner {
         ++column;
       }
     }
-    throw ConfigError(fmt::format("{}:{}:{}: tables, keys, arrays and inline tables nest deeper than {}", origin_, line,
-                                  column, kMaxTomlDepth));
+    throw ConfigError(fmt::format("{}:{}:{}: {}", origin_, line, column, what));
+  }
+
+  // toml++ 3.3 (Debian 12) parses a table header's key on the promise that it
+  // starts with a key character or a quote: an assertion in debug builds and
+  // undefined behaviour (__builtin_assume) in clang's release builds, so
+  // `[#`, `[[[` or `[=` must be refused before it sees them. A ']' or the end
+  // of the text is its own error, which the parser reports.
+  void header_key_start() const {
+    if (i_ >= text_.size()) return;
+    const char c = text_[i_];
+    const bool bare = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (bare || c == '_' || c == '-' || c == '"' || c == '\'' || c == ']') return;
+    fail(fmt::format("a table header must start with a key, not '{}'", support::printable(std::string(1, text_[i_]))));
   }
 
   // [a.b.c] or [[a.b.c]]: the depth of the keys that follow.
   void header() {
     ++i_;
     if (i_ < text_.size() && text_[i_] == '[') ++i_;
+    while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t')) ++i_;
+    header_key_start();
     table_depth_ = 1;
     while (i_ < text_.size() && text_[i_] != ']' && text_[i_] != '\n') {
       if (text_[i_] == '"' || text_[i_] == '\'') {

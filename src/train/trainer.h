@@ -63,7 +63,8 @@ struct TrainingSource {
 class Trainer {
  public:
   // Throws on bad configuration (naming the fields), on data errors, and when
-  // the chosen checkpoint cannot continue this run.
+  // the chosen checkpoint cannot continue this run. `world` and `env` must
+  // outlive the Trainer; the experiment is copied.
   Trainer(const config::Experiment& experiment, comm::World& world, const cluster::Environment& env);
   Trainer(const config::Experiment& experiment, comm::World& world, const cluster::Environment& env,
           TrainingSource source);
@@ -97,7 +98,9 @@ class Trainer {
   void print_sample();
   TrainSummary finish(bool stopped);
 
-  const config::Experiment& experiment_;
+  // A copy: the caller's Experiment may be a temporary, and the components
+  // below (evaluator, checkpointer) keep references to this one.
+  const config::Experiment experiment_;
   comm::World& world_;
   const cluster::Environment& env_;
   RunLog log_;

@@ -62,6 +62,17 @@ TEST(TomlLimits, SizeAndNulAreRefusedBeforeParsing) {
   EXPECT_EQ(error_of(std::string("a = 1\n\0b = 2\n", 13)), "t.toml: a NUL byte at offset 6 (not TOML text)");
 }
 
+// toml++ 3.3 assumes a table header's key starts with a key character or a
+// quote (an assertion, or undefined behaviour in clang's release builds):
+// found by the experiment fuzz harness on "[# Quicm".
+TEST(TomlLimits, ATableHeaderMustStartWithAKey) {
+  EXPECT_EQ(error_of("[# Quicm"), "t.toml:1:2: a table header must start with a key, not '#'");
+  EXPECT_EQ(error_of("[t]\nx = 1\n[[ [a]]]\n"), "t.toml:3:4: a table header must start with a key, not '['");
+  EXPECT_NE(error_of("[[[1]]]"), "no error");
+  EXPECT_NE(error_of("[\n"), "no error");
+  EXPECT_EQ(error_of("[ a]\n[[\t\"b\"]]\n['c']\n[-]\n[]\n"), "no error");  // [] is the parser's to refuse
+}
+
 TEST(TomlLimits, TheQuickstartPasses) {
   EXPECT_NO_THROW((void)parse_toml_file(HPCTRAIN_SOURCE_DIR "/jobs/quickstart.toml"));
   EXPECT_NO_THROW((void)parse_toml_file(HPCTRAIN_SOURCE_DIR "/jobs/quickstart-2node.toml"));

@@ -13,6 +13,7 @@
 #include "config/config_error.h"
 #include "config/section_reader.h"
 #include "config/toml_input.h"
+#include "support/bounded_file.h"
 #include "support/text.h"
 
 namespace hpctrain::config {
@@ -288,14 +289,28 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
 
 }  // namespace
 
-Experiment resolve_experiment(toml::table table, const std::string& path, const std::vector<std::string>& overrides) {
-  return resolve(std::move(table), path, overrides);
+ExperimentSource::ExperimentSource(std::string path, std::vector<std::string> overrides)
+    : path_(std::move(path)), overrides_(std::move(overrides)) {
+  if (!std::filesystem::exists(path_)) throw ConfigError(fmt::format("{}: no such experiment file", path_));
+  try {
+    text_ = support::read_bounded_file(path_, kMaxTomlBytes, "TOML file");
+  } catch (const support::InputError& e) {
+    throw ConfigError(e.what());
+  }
+  (void)table();
 }
 
-toml::table load_experiment_table(const std::string& path, const std::vector<std::string>& overrides) {
-  toml::table root = parse_file(path);
-  for (const auto& o : overrides) apply_override(root, o);
+toml::table ExperimentSource::table(const std::vector<std::string>& more) const {
+  toml::table root = parse_toml_text(text_, path_);
+  for (const auto& o : overrides_) apply_override(root, o);
+  for (const auto& o : more) apply_override(root, o);
   return root;
+}
+
+Experiment ExperimentSource::resolve(const std::vector<std::string>& more) const {
+  std::vector<std::string> all = overrides_;
+  all.insert(all.end(), more.begin(), more.end());
+  return config::resolve(parse_toml_text(text_, path_), path_, all);
 }
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {

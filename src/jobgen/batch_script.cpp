@@ -60,23 +60,23 @@ std::string dependency(const std::string& spec) {
 
 BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<std::string>& overrides,
                         const std::string& cluster, const Dependencies& dependencies, const JobgenPaths& paths) {
-  // The file is parsed once; everything below reads the one table.
-  const toml::table table = config::load_experiment_table(experiment_file, overrides);
-  BatchJob job{config::resolve_experiment(table, experiment_file),
+  // The file is read once; every reader below parses that one text.
+  const config::ExperimentSource source(experiment_file, overrides);
+  BatchJob job{source.resolve(),
                load_cluster_profile(cluster, paths.clusters),
                {},
                {},
                {},
                {},
                {}};
-  job.request = read_slurm_request(table, job.experiment, job.profile);
-  job.sweep = read_sweep(table);
+  job.request = read_slurm_request(source.table(), job.experiment, job.profile);
+  job.sweep = read_sweep(source.table());
   // Every run of the sweep must be a valid experiment before anything is submitted.
   for (std::size_t i = 0; i < job.sweep.points.size(); ++i) {
     std::vector<std::string> point;
     for (const auto& [key, value] : job.sweep.points[i].overrides) point.push_back(fmt::format("{}={}", key, value));
     try {
-      (void)config::resolve_experiment(table, experiment_file, point);
+      (void)source.resolve(point);
     } catch (const std::exception& e) {
       throw config::ConfigError(fmt::format("sweep index {}: {}", i, e.what()));
     }

@@ -5,7 +5,6 @@
 #include <toml++/toml.h>
 
 #include "config/config_error.h"
-#include "config/experiment_table.h"
 #include "config/section_reader.h"
 
 namespace hpctrain::jobgen {

@@ -7,6 +7,8 @@
 
 #include "config/config_error.h"
 #include "config/experiment.h"
+#include "config/experiment_table.h"
+#include "config/section_reader.h"
 
 namespace hpctrain::config {
 namespace {
@@ -79,6 +81,32 @@ TEST_F(ConfigTest, OverrideErrorsNameTheOverride) {
   EXPECT_EQ(error_of("", {"vocab_size=12"}), "--set vocab_size=12: expected section.key=value");
   EXPECT_EQ(error_of("", {"data.seq_len=long"}),
             "--set data.seq_len=long: data.seq_len: expected an integer, got a string");
+}
+
+// jobgen reads [slurm] and [sweep] from the table and resolves each sweep
+// point: every reader must still see where each value came from (a copied
+// toml++ table has lost it: "<input>:0:0").
+TEST_F(ConfigTest, AnExperimentSourceKeepsEveryValuesOrigin) {
+  const ExperimentSource source(write("[slurm]\nnodes = 2\n[training]\nsteps = 5\n"), {"slurm.time=\"00:10:00\""});
+  const toml::table table = source.table({"slurm.partition=debug"});
+  EXPECT_EQ(location(table.at_path("slurm.nodes").node()->source()), path_.string() + ":2:9");
+  EXPECT_EQ(location(table.at_path("slurm.time").node()->source()), "--set slurm.time=\"00:10:00\"");
+  EXPECT_EQ(location(table.at_path("slurm.partition").node()->source()), "--set slurm.partition=debug");
+  EXPECT_EQ(source.resolve().training.steps, 5);
+  EXPECT_EQ(source.resolve({"training.steps=7"}).training.steps, 7);
+  try {
+    (void)source.resolve({"training.steps=-1"});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--set training.steps=-1: ", 0), 0U) << e.what();
+  }
+  write("[training]\nsteps = -1\n");
+  try {
+    (void)ExperimentSource(path_.string(), {}).resolve();
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path_.string() + ":2:9: ", 0), 0U) << e.what();
+  }
 }
 
 TEST_F(ConfigTest, MissingFileIsNamed) { EXPECT_THROW(load_experiment("/nonexistent/exp.toml"), ConfigError); }

@@ -267,11 +267,24 @@ TEST_F(TrainerTest, StepsMatchThePyTorchReference) {
     const double theirs = reference_losses[s].item<double>();
     EXPECT_NEAR(losses[static_cast<std::size_t>(s)], theirs, 1e-4 * std::abs(theirs)) << "step " << s + 1;
   }
+  // The key bias gets no gradient in exact arithmetic: it adds q.b_k to every
+  // score of a row, which softmax ignores. Its gradients are rounding noise
+  // that AdamW normalises into steps of up to ~lr in any direction, in both
+  // implementations alike, so it is held to that bound and not compared.
+  double lr_sum = 0;
+  for (const float lr : lrs) lr_sum += lr;
   double worst = 0;
   std::string worst_name;
   for (const auto& item : trainer.model().named_parameters()) {
-    const torch::Tensor theirs = out.tensors.at("param." + item.key());
-    const double error = ((item.value().detach() - theirs).norm() / theirs.norm()).item<double>();
+    torch::Tensor ours = item.value().detach();
+    torch::Tensor theirs = out.tensors.at("param." + item.key());
+    if (item.key().ends_with("attn.qkv.bias")) {
+      const std::int64_t d = e.model.d_model;
+      EXPECT_LT((ours.slice(0, d, 2 * d) - theirs.slice(0, d, 2 * d)).abs().max().item<double>(), 2 * lr_sum);
+      ours = torch::cat({ours.slice(0, 0, d), ours.slice(0, 2 * d)});
+      theirs = torch::cat({theirs.slice(0, 0, d), theirs.slice(0, 2 * d)});
+    }
+    const double error = ((ours - theirs).norm() / theirs.norm()).item<double>();
     if (error > worst) {
       worst = error;
       worst_name = item.key();
@@ -279,7 +292,7 @@ TEST_F(TrainerTest, StepsMatchThePyTorchReference) {
   }
   // fp32 AdamW over 5 steps: the updates' last bits differ (our fused step,
   // the fused loss), magnified where sqrt(v) is small.
-  EXPECT_LT(worst, 1e-4);
+  EXPECT_LT(worst, 1e-5);  // 2.7e-7 on the machine this was written on
   std::printf("reference: %d steps, losses within 1e-4, weights within %.2e relative (worst: %s)\n", kSteps, worst,
               worst_name.c_str());
 }

@@ -77,8 +77,9 @@ class Hdf5Reader {
   void read(const std::string& dataset, void* out, std::size_t bytes) const;
   [[nodiscard]] std::vector<unsigned char> read(const std::string& dataset) const;
 
-  // The root attributes, by name.
-  [[nodiscard]] std::vector<std::string> attributes() const;
+  // How many root attributes there are; each is read by name (a listing of
+  // them is what libhdf5 1.10.8 crashes on, see attribute_count()).
+  [[nodiscard]] std::size_t attribute_count() const;
   [[nodiscard]] bool has_attribute(const std::string& name) const;
   [[nodiscard]] AttributeKind attribute_kind(const std::string& name) const;
   [[nodiscard]] std::int64_t int_attribute(const std::string& name) const;

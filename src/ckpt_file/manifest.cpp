@@ -58,6 +58,14 @@ std::string Manifest::text() const {
   return out;
 }
 
+std::vector<std::string> manifest_attribute_names(const std::string& stored) {
+  std::vector<std::string> names;
+  for (const auto& [item, line] : by_item(stored)) {
+    if (item.rfind("attribute ", 0) == 0) names.push_back(item.substr(10));
+  }
+  return names;
+}
+
 std::vector<std::string> manifest_differences(const std::string& stored, const std::string& actual, std::size_t limit) {
   const auto want = by_item(stored);
   const auto have = by_item(actual);

@@ -43,6 +43,9 @@ class Manifest {
   std::vector<std::string> lines_;
 };
 
+// The attribute names a stored manifest lists, sorted, each once.
+std::vector<std::string> manifest_attribute_names(const std::string& stored);
+
 // What differs between the manifest a file stores and the one its contents
 // give, one line per item ("attribute config: differs from the manifest",
 // "dataset model/x: not in the manifest"); at most `limit` of them.

@@ -83,6 +83,9 @@ def main():
     def extra_dataset(f):  # not in the manifest
         f.create_dataset("model/extra", data=np.zeros(4, dtype="<f4"), chunks=(4,), fletcher32=True)
 
+    def extra_attribute(f):  # not in the manifest: shows only in the attribute count
+        f.attrs.create("note", np.int64(1))
+
     def missing_dataset(f):  # in the manifest, not in the file
         del f[first_dataset(f)]
 
@@ -102,6 +105,7 @@ def main():
         ("deep-groups.h5", deep_groups),
         ("extra-dataset.h5", extra_dataset),
         ("missing-dataset.h5", missing_dataset),
+        ("extra-attribute.h5", extra_attribute),
         ("negative-world-size.h5", huge_world),
     ]:
         print(altered(seed, out, "repro-" + name, change))

@@ -47,5 +47,14 @@ TEST(Manifest, EveryChangeIsNamed) {
             std::vector<std::string>{"dataset model/b: in the manifest, missing from the file"});
 }
 
+// verify reads the attributes a stored manifest names (libhdf5 cannot list a
+// crafted file's attributes safely); a hostile manifest names anything.
+TEST(Manifest, AttributeNamesComeFromTheStoredText) {
+  EXPECT_EQ(manifest_attribute_names(sample(1e-3, "[job]").text()), (std::vector<std::string>{"config", "lr", "step"}));
+  EXPECT_EQ(manifest_attribute_names("attribute b int 1\nattribute a x\nattribute a y\ndataset c\nattributes d\n\n"),
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(manifest_attribute_names("").empty());
+}
+
 }  // namespace
 }  // namespace hpctrain::ckpt_file

@@ -99,30 +99,33 @@ int main(int argc, char** argv) {
     const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
     return std::string(torch_error != nullptr ? torch_error->what_without_backtrace() : e.what());
   };
-  return hpctrain::apps::at_the_edge("hpctrain", [&] {
-    if (*hostnames) {
-      hpctrain::cli::run_hostnames(expression, std::cout);
-    } else if (*hostlist) {
-      hpctrain::cli::run_hostlist(expression, std::cout);
-    } else if (*eval) {
-      hpctrain::cli::run_eval(target, overrides);
-    } else if (*generate) {
-      hpctrain::cli::run_generate(target, generate_options);
-    } else if (*inspect) {
-      hpctrain::cli::run_ckpt_inspect(target, inspect_all, inspect_config, std::cout);
-    } else if (*verify) {
-      return hpctrain::cli::run_ckpt_verify(verify_targets, std::cout) == 0 ? 0 : 1;
-    } else if (*export_cmd) {
-      hpctrain::cli::run_ckpt_export(target, export_file, std::cout);
-    } else if (*train) {
-      return hpctrain::cli::run_train(experiment_file, overrides);
-    } else if (*prepare) {
-      hpctrain::cli::run_prepare(experiment_file, overrides);
-    } else if (*doctor) {
-      doctor_options.collective_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-      doctor_options.bandwidth = !no_bandwidth;
-      hpctrain::cli::run_doctor(doctor_options);
-    }
-    return 0;
-  }, describe);
+  return hpctrain::apps::at_the_edge(
+      "hpctrain",
+      [&] {
+        if (*hostnames) {
+          hpctrain::cli::run_hostnames(expression, std::cout);
+        } else if (*hostlist) {
+          hpctrain::cli::run_hostlist(expression, std::cout);
+        } else if (*eval) {
+          hpctrain::cli::run_eval(target, overrides);
+        } else if (*generate) {
+          hpctrain::cli::run_generate(target, generate_options);
+        } else if (*inspect) {
+          hpctrain::cli::run_ckpt_inspect(target, inspect_all, inspect_config, std::cout);
+        } else if (*verify) {
+          return hpctrain::cli::run_ckpt_verify(verify_targets, std::cout) == 0 ? 0 : 1;
+        } else if (*export_cmd) {
+          hpctrain::cli::run_ckpt_export(target, export_file, std::cout);
+        } else if (*train) {
+          return hpctrain::cli::run_train(experiment_file, overrides);
+        } else if (*prepare) {
+          hpctrain::cli::run_prepare(experiment_file, overrides);
+        } else if (*doctor) {
+          doctor_options.collective_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+          doctor_options.bandwidth = !no_bandwidth;
+          hpctrain::cli::run_doctor(doctor_options);
+        }
+        return 0;
+      },
+      describe);
 }

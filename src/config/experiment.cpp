@@ -208,7 +208,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   o.eps = optimizer.number("eps", o.eps, 0.0, 1.0);
   o.grad_clip = optimizer.number("grad_clip", o.grad_clip, 0.0, 1e9);
   o.no_decay = optimizer.choices("no_decay", o.no_decay,
-                                  {ParameterKind::kBias, ParameterKind::kNorm, ParameterKind::kEmbedding});
+                                 {ParameterKind::kBias, ParameterKind::kNorm, ParameterKind::kEmbedding});
   optimizer.finish();
 
   SectionReader schedule(root, "schedule", resolved);

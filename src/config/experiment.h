@@ -48,9 +48,9 @@ struct ChoiceTable<ModelKind> {
 template <>
 struct ChoiceTable<ParameterKind> {
   static constexpr std::array<Choice<ParameterKind>, 4> entries{{{"weight", ParameterKind::kWeight},
-                                                                  {"bias", ParameterKind::kBias},
-                                                                  {"norm", ParameterKind::kNorm},
-                                                                  {"embedding", ParameterKind::kEmbedding}}};
+                                                                 {"bias", ParameterKind::kBias},
+                                                                 {"norm", ParameterKind::kNorm},
+                                                                 {"embedding", ParameterKind::kEmbedding}}};
 };
 template <>
 struct ChoiceTable<Decay> {
@@ -68,7 +68,8 @@ struct ChoiceTable<Device> {
 };
 template <>
 struct ChoiceTable<ReducerKind> {
-  static constexpr std::array<Choice<ReducerKind>, 2> entries{{{"ddp", ReducerKind::kDdp}, {"ddap", ReducerKind::kDdap}}};
+  static constexpr std::array<Choice<ReducerKind>, 2> entries{
+      {{"ddp", ReducerKind::kDdp}, {"ddap", ReducerKind::kDdap}}};
 };
 template <>
 struct ChoiceTable<MergeKind> {
@@ -99,14 +100,14 @@ struct DataConfig {
   std::string glob = "*";  // file-name pattern inside directories
   bool recursive = true;
   DataFormat format = DataFormat::kAuto;
-  std::string text_field = "text";  // the JSONL field holding the document
+  std::string text_field = "text";          // the JSONL field holding the document
   BadInput on_bad_input = BadInput::kSkip;  // skip (and count) or error
   std::int64_t min_document_bytes = 1;
   std::int64_t max_document_bytes = 1 << 20;
   bool deduplicate = true;
-  double validation_fraction = 0.05;    // of documents, chosen by content hash
-  std::string dir;                      // prepared data set; default: data/<name>
-  std::string tokenizer = "train";  // "train" or the path of a SentencePiece .model
+  double validation_fraction = 0.05;  // of documents, chosen by content hash
+  std::string dir;                    // prepared data set; default: data/<name>
+  std::string tokenizer = "train";    // "train" or the path of a SentencePiece .model
   TokenizerKind tokenizer_model = TokenizerKind::kBpe;
   std::int64_t vocab_size = 8192;
   std::int64_t tokenizer_max_lines = 400000;  // lines sampled to train the tokenizer
@@ -147,12 +148,12 @@ struct ScheduleConfig {
 
 struct TrainingConfig {
   std::int64_t steps = 1000;
-  std::int64_t batch_size = 16;       // global: samples per optimizer step over all ranks
-  std::int64_t micro_batch_size = 8;  // per rank per forward/backward; the rest is accumulation
+  std::int64_t batch_size = 16;            // global: samples per optimizer step over all ranks
+  std::int64_t micro_batch_size = 8;       // per rank per forward/backward; the rest is accumulation
   Precision precision = Precision::kFp32;  // or bf16 autocast with fp32 master weights
   Device device = Device::kAuto;
-  std::int64_t threads = 0;           // per rank; 0: SLURM_CPUS_PER_TASK or cores / local ranks
-  std::int64_t stop_after = 0;        // stop with a checkpoint after this step (time-sliced jobs); 0: never
+  std::int64_t threads = 0;     // per rank; 0: SLURM_CPUS_PER_TASK or cores / local ranks
+  std::int64_t stop_after = 0;  // stop with a checkpoint after this step (time-sliced jobs); 0: never
 };
 
 struct EvalConfig {
@@ -185,21 +186,21 @@ struct ParallelConfig {
   bool bf16_compression = false;            // gradients travel as bf16
   std::int64_t check_replicas_every = 100;  // steps; 0 turns the divergence check off
   // ddap
-  std::int64_t merge_every = 16;        // H
+  std::int64_t merge_every = 16;  // H
   MergeKind merge = MergeKind::kAverage;
   MergeMode merge_mode = MergeMode::kBlocking;
-  std::int64_t merge_delay = 1;         // k: steps an overlapped merge stays in flight
-  bool merge_moments = false;           // merge AdamW's moments with the weights
-  double outer_lr = 0.7;                // diloco
-  double outer_momentum = 0.9;          // diloco
+  std::int64_t merge_delay = 1;  // k: steps an overlapped merge stays in flight
+  bool merge_moments = false;    // merge AdamW's moments with the weights
+  double outer_lr = 0.7;         // diloco
+  double outer_momentum = 0.9;   // diloco
 };
 
 // docs/checkpoints.md. Preemption: `signal` asks every rank to stop at the next
 // step boundary, write a checkpoint and exit with kRequeueExitCode.
 struct CheckpointConfig {
-  std::int64_t interval = 500;  // steps between checkpoints; 0: only at the end and on preemption
-  std::int64_t keep = 3;        // newest checkpoints kept; 0 keeps all
-  bool async = true;            // write on a background thread while training goes on
+  std::int64_t interval = 500;            // steps between checkpoints; 0: only at the end and on preemption
+  std::int64_t keep = 3;                  // newest checkpoints kept; 0 keeps all
+  bool async = true;                      // write on a background thread while training goes on
   ResumeMode resume = ResumeMode::kAuto;  // auto (newest that verifies), never, or a file
   std::string resume_file;                // resume = kFile
   Signal signal = Signal::kUsr1;

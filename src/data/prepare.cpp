@@ -44,7 +44,8 @@ std::string fingerprint_of(const config::DataConfig& d, const std::vector<Source
   j["document_bytes"] = {d.min_document_bytes, d.max_document_bytes};
   j["deduplicate"] = d.deduplicate;
   j["validation_fraction"] = d.validation_fraction;
-  j["tokenizer"] = {d.tokenizer, config::name_of(d.tokenizer_model), d.vocab_size, d.tokenizer_max_lines, tokenizer_hash};
+  j["tokenizer"] = {d.tokenizer, config::name_of(d.tokenizer_model), d.vocab_size, d.tokenizer_max_lines,
+                    tokenizer_hash};
   auto& inputs = j["inputs"];
   for (const auto& f : files) inputs.push_back({f.path.string(), f.size, f.mtime_ns});
   return support::to_hex(support::sha256(j.dump()));

@@ -62,13 +62,7 @@ BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<st
                         const std::string& cluster, const Dependencies& dependencies, const JobgenPaths& paths) {
   // The file is read once; every reader below parses that one text.
   const config::ExperimentSource source(experiment_file, overrides);
-  BatchJob job{source.resolve(),
-               load_cluster_profile(cluster, paths.clusters),
-               {},
-               {},
-               {},
-               {},
-               {}};
+  BatchJob job{source.resolve(), load_cluster_profile(cluster, paths.clusters), {}, {}, {}, {}, {}};
   job.request = read_slurm_request(source.table(), job.experiment, job.profile);
   job.sweep = read_sweep(source.table());
   // Every run of the sweep must be a valid experiment before anything is submitted.

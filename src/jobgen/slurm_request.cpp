@@ -70,8 +70,7 @@ std::int64_t parse_slurm_time(const std::string& text, const std::string& field)
   return (v[0] * 60 + v[1]) * 60 + v[2];       // H:M:S
 }
 
-SlurmRequest read_slurm_request(toml::table root, const config::Experiment& experiment,
-                                const ClusterProfile& profile) {
+SlurmRequest read_slurm_request(toml::table root, const config::Experiment& experiment, const ClusterProfile& profile) {
   // [slurm.env] is a table of its own; take it out before the key check.
   SlurmRequest r;
   if (auto* slurm = root.get("slurm"); slurm != nullptr && slurm->is_table()) {

@@ -85,7 +85,8 @@ void DdapReducer::save(ckpt::Snapshot& s) {
   const optim::AdamState adam = optim::adam_state(optimizer_, model_);
   // Each rank's replica, moments and (with a merge in flight) θ at its start,
   // broadcast from each rank in turn and kept by rank 0.
-  std::vector<at::Tensor> mine_parts = {flatten(model_.parameters()).to(torch::kCPU), flatten(adam.exp_avg).to(torch::kCPU),
+  std::vector<at::Tensor> mine_parts = {flatten(model_.parameters()).to(torch::kCPU),
+                                        flatten(adam.exp_avg).to(torch::kCPU),
                                         flatten(adam.exp_avg_sq).to(torch::kCPU)};
   if (d.started_at >= 0) mine_parts.push_back(d.theta_at_start.to(torch::kCPU));
   if (d.moments_at_start.defined()) mine_parts.push_back(d.moments_at_start.to(torch::kCPU));
@@ -118,7 +119,8 @@ void DdapReducer::save(ckpt::Snapshot& s) {
   s.tensors.emplace_back("ddap/anchor", d.anchor.to(torch::kCPU).clone());
   if (d.momentum.defined()) s.tensors.emplace_back("ddap/momentum", d.momentum.to(torch::kCPU).clone());
   if (d.started_at >= 0) s.tensors.emplace_back("ddap/merged", d.merged.to(torch::kCPU).clone());
-  if (d.merged_moments.defined()) s.tensors.emplace_back("ddap/merged_moments", d.merged_moments.to(torch::kCPU).clone());
+  if (d.merged_moments.defined())
+    s.tensors.emplace_back("ddap/merged_moments", d.merged_moments.to(torch::kCPU).clone());
   s.ints.insert(s.ints.end(), {{"ddap_merges", d.merges},
                                {"ddap_last_step", d.last_step},
                                {"ddap_last_merge_applied_for", d.last_merge_applied_for},

@@ -1,9 +1,9 @@
 #include "reduce/ddp_reducer.h"
 
+#include <fmt/format.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>
-#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "reduce/replica_check.h"

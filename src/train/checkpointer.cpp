@@ -44,8 +44,8 @@ std::optional<std::filesystem::path> Checkpointer::choose_resume() {
       } else {
         const ckpt_file::Verdict v = ckpt_file::verify_checkpoint(c.resume_file);
         if (!v.ok()) {
-          throw ckpt_file::CheckpointError(fmt::format("checkpoint.resume = {} does not verify: {}", c.resume_file,
-                                                       fmt::join(v.problems, "; ")));
+          throw ckpt_file::CheckpointError(
+              fmt::format("checkpoint.resume = {} does not verify: {}", c.resume_file, fmt::join(v.problems, "; ")));
         }
         for (const auto& warning : v.warnings) log_.line(fmt::format("{}: {}", c.resume_file, warning));
         choice = static_cast<std::int64_t>(Choice::kFile);
@@ -94,7 +94,8 @@ void Checkpointer::poll() {
   if (auto written = writer_.finished()) report(*written);
 }
 
-std::vector<std::string> config_incompatibilities(const config::Experiment& now, const ckpt::CheckpointReader& checkpoint,
+std::vector<std::string> config_incompatibilities(const config::Experiment& now,
+                                                  const ckpt::CheckpointReader& checkpoint,
                                                   const std::string& tokenizer_sha256) {
   const ckpt_file::CheckpointInfo& info = checkpoint.info();
   const config::Experiment then =

@@ -45,7 +45,8 @@ class Checkpointer {
 // What in the stored run stops `checkpoint` from continuing `now` (the
 // architecture, the sequence length, the global batch, the tokenizer), one
 // line each; the reducer adds its own (Reducer::incompatibilities).
-std::vector<std::string> config_incompatibilities(const config::Experiment& now, const ckpt::CheckpointReader& checkpoint,
+std::vector<std::string> config_incompatibilities(const config::Experiment& now,
+                                                  const ckpt::CheckpointReader& checkpoint,
                                                   const std::string& tokenizer_sha256);
 
 }  // namespace hpctrain::train

@@ -56,7 +56,8 @@ void Trainer::set_up() {
 
   const runtime::ThreadPlan plan = thread_plan(e, env_, world_.local_size());
   runtime::apply_threads(plan.threads);
-  log_.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
+  log_.line(
+      fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
   log_.line(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env_)));
   const torch::Device device = choose_device(e.training.device, world_.local_rank());
 
@@ -79,8 +80,8 @@ void Trainer::set_up() {
   model_ = model::make_model(e.model, vocab_size_);
   model_->to(device);
   if (!data_) {
-    data_ = std::make_unique<TokenData>(*train_set_, batch.global, rank, world_.size(), e.job.seed,
-                                        model_->objective(), data::make_mlm_masking(e.data, e.job.seed, *tokenizer_));
+    data_ = std::make_unique<TokenData>(*train_set_, batch.global, rank, world_.size(), e.job.seed, model_->objective(),
+                                        data::make_mlm_masking(e.data, e.job.seed, *tokenizer_));
   }
   optimizer_ = optim::make_optimizer(*model_, e.optimizer);
   reducer_ = reduce::make_reducer(e.parallel, *model_, *optimizer_, world_);
@@ -98,12 +99,12 @@ void Trainer::set_up() {
 
   flops_per_token_ = model_->flops_per_token(e.data.seq_len);
   peak_ = runtime::measure_sgemm_peak();
-  log_.line(fmt::format(
-      "model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch {}, {} "
-      "accumulation step{}), {} precision; {:.2f} GFLOP/s fp32 matmul peak per rank",
-      config::name_of(e.model.kind), static_cast<double>(model_->parameter_count()) / 1e6, e.training.steps,
-      batch.global, e.data.seq_len, batch.global / static_cast<std::uint64_t>(world_.size()), micro_, accumulation_,
-      accumulation_ == 1 ? "" : "s", config::name_of(e.training.precision), peak_ / 1e9));
+  log_.line(
+      fmt::format("model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch {}, {} "
+                  "accumulation step{}), {} precision; {:.2f} GFLOP/s fp32 matmul peak per rank",
+                  config::name_of(e.model.kind), static_cast<double>(model_->parameter_count()) / 1e6, e.training.steps,
+                  batch.global, e.data.seq_len, batch.global / static_cast<std::uint64_t>(world_.size()), micro_,
+                  accumulation_, accumulation_ == 1 ? "" : "s", config::name_of(e.training.precision), peak_ / 1e9));
   window_.start_timing(step_);
   train_start_ = Clock::now();
 }
@@ -210,9 +211,8 @@ bool Trainer::agree_to_stop(const StepResult& result, bool last) {
 
 void Trainer::log_window(const StepResult& result) {
   const config::Experiment& e = experiment_;
-  const double tokens_per_s =
-      tokens_per_second(static_cast<double>(window_.steps_since_start(step_)) * tokens_per_step_,
-                        window_.training_seconds());
+  const double tokens_per_s = tokens_per_second(
+      static_cast<double>(window_.steps_since_start(step_)) * tokens_per_step_, window_.training_seconds());
   const double mfu = model_flops_utilization(tokens_per_s, flops_per_token_, peak_, world_.size());
   const double eta = seconds_since(train_start_) / static_cast<double>(step_ - start_step_) *
                      static_cast<double>(e.training.steps - step_);
@@ -315,14 +315,13 @@ TrainSummary Trainer::finish(bool stopped) {
       static_cast<double>(*max_it) / 1e6, static_cast<double>(*min_it) / 1e6,
       sum / static_cast<double>(world_.size()) / 1e6, train_seconds, speed, world_.size(),
       world_.size() == 1 ? "" : "s"));
-  Fields fields = {{"tokens_per_s", speed},
-                   {"train_s", train_seconds},
-                   {"wall_max_s", static_cast<double>(*max_it) / 1e6}};
+  Fields fields = {
+      {"tokens_per_s", speed}, {"train_s", train_seconds}, {"wall_max_s", static_cast<double>(*max_it) / 1e6}};
   if (last_eval_) {
     fields.insert(fields.begin(), {"eval_loss", last_eval_->loss});
-    log_.line(fmt::format(
-        "validation loss {:.4f} nats (perplexity {:.2f}) against the data's unigram entropy {:.4f} nats",
-        last_eval_->loss, last_eval_->perplexity, train_set_ ? train_set_->unigram_entropy() : 0.0));
+    log_.line(
+        fmt::format("validation loss {:.4f} nats (perplexity {:.2f}) against the data's unigram entropy {:.4f} nats",
+                    last_eval_->loss, last_eval_->perplexity, train_set_ ? train_set_->unigram_entropy() : 0.0));
   }
   log_.record("summary", step_, fields);
   log_.line(fmt::format("final weights sha256: {}", summary.weights_sha256));

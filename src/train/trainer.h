@@ -41,10 +41,10 @@
 namespace hpctrain::train {
 
 struct TrainSummary {
-  std::string weights_sha256;  // identical for identical (seed, world size, config)
+  std::string weights_sha256;            // identical for identical (seed, world size, config)
   std::optional<EvalResult> final_eval;  // absent when the run stopped early
-  std::int64_t steps = 0;        // optimizer steps done, those before a resume included
-  bool preempted = false;        // by checkpoint.signal: exit with config::kRequeueExitCode
+  std::int64_t steps = 0;                // optimizer steps done, those before a resume included
+  bool preempted = false;                // by checkpoint.signal: exit with config::kRequeueExitCode
 };
 
 struct StepResult {

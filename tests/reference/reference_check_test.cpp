@@ -102,8 +102,9 @@ TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
   ASSERT_EQ(std::system(control.c_str()), 0) << control;  // NOLINT(concurrency-mt-unsafe): single-threaded test
   EXPECT_GT(relative_error(logits, read_tensor_dir(work_ / "out-perturbed").tensors.at("logits")), kTolerance);
 
-  std::printf("%s: logits %.2e, loss %.2e, worst of %zu gradients %.2e (relative; bound %.0e)\n", std::string(config::name_of(c.kind)).c_str(),
-              logits_error, loss_error, checked, worst_gradient, kTolerance);
+  std::printf("%s: logits %.2e, loss %.2e, worst of %zu gradients %.2e (relative; bound %.0e)\n",
+              std::string(config::name_of(c.kind)).c_str(), logits_error, loss_error, checked, worst_gradient,
+              kTolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ReferenceCheck,

@@ -25,8 +25,8 @@ TEST(LrSchedule, WarmsUpThenDecaysToTheFloorAtTheLastStep) {
   const optim::LrSchedule cosine(s, 1.0, 20);
   EXPECT_DOUBLE_EQ(cosine.at(1), 0.25);  // step 1 of a 4-step warm-up
   EXPECT_DOUBLE_EQ(cosine.at(4), 1.0);
-  EXPECT_DOUBLE_EQ(cosine.at(5), 1.0);    // decay starts from the peak
-  EXPECT_DOUBLE_EQ(cosine.at(20), 0.1);   // and ends on the floor
+  EXPECT_DOUBLE_EQ(cosine.at(5), 1.0);     // decay starts from the peak
+  EXPECT_DOUBLE_EQ(cosine.at(20), 0.1);    // and ends on the floor
   EXPECT_NEAR(cosine.at(12), 0.55, 0.06);  // about half way
   s.decay = config::Decay::kLinear;
   const optim::LrSchedule linear(s, 1.0, 20);

@@ -260,7 +260,7 @@ std::size_t Hdf5Reader::attribute_count() const {
   // The count from the object header: no attribute is decoded. (Listing the
   // attributes by H5Aiterate2 builds a table of all of them, and libhdf5
   // 1.10.8 frees a half-built table on a crafted file and crashes:
-  // tests/fuzz/libhdf5-crashes/attribute-iterate-h5a-close.h5.)
+  // tests/fuzz/corpus/checkpoint/found-libhdf5-attribute-iterate.h5.)
 #if H5_VERSION_GE(1, 12, 0)
   H5O_info2_t info{};
   check_h5_status(H5Oget_info3(file_.get(), &info, H5O_INFO_NUM_ATTRS), name_ + ": counting attributes");

@@ -63,10 +63,10 @@ done
 timeout 60 "$hpctrain" ckpt verify "$corpus/checkpoint/repro-extra-attribute.h5" >"$work/out" 2>&1
 grep -Eq "^BAD  .*: 15 root attributes, but the manifest lists 13 and itself" "$work/out" ||
   fail "ckpt verify extra-attribute: $(cat "$work/out")"
-timeout 60 "$hpctrain" ckpt verify "$src/tests/fuzz/libhdf5-crashes/attribute-iterate-h5a-close.h5" >"$work/out" 2>&1
+timeout 60 "$hpctrain" ckpt verify "$corpus/checkpoint/found-libhdf5-attribute-iterate.h5" >"$work/out" 2>&1
 rc=$?
-if ((rc == 0 || rc >= 124)) || ! grep -q "^BAD  .*attribute-iterate-h5a-close.h5: " "$work/out"; then
-  fail "ckpt verify attribute-iterate-h5a-close exited $rc: $(head -c 400 "$work/out")"
+if ((rc == 0 || rc >= 124)) || ! grep -q "^BAD  .*found-libhdf5-attribute-iterate.h5: " "$work/out"; then
+  fail "ckpt verify found-libhdf5-attribute-iterate exited $rc: $(head -c 400 "$work/out")"
 fi
 # A format-2 checkpoint (no manifest) still verifies, with a warning.
 handled "$hpctrain" ckpt verify "$corpus/checkpoint/seed-format2-ddp-mlp.h5"

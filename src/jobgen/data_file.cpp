@@ -83,6 +83,9 @@ nlohmann::json parse_data(const std::string& text, const std::string& origin, bo
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw RenderError(fmt::format("{}: byte {}: {}", origin, e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // Not a syntax error: a number beyond double's range (out_of_range.406).
+    throw RenderError(fmt::format("{}: {}", origin, e.what()));
   }
 }
 

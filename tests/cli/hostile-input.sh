@@ -184,6 +184,11 @@ refused "sweep.toml:[0-9]+:[0-9]+: \[sweep\] makes more than 100000 runs" "$jobg
 refused "/no/such/dir/m.json: cannot write the sweep manifest" "$jobgen" "$exp" --manifest /no/such/dir/m.json
 refused "$tpl/: not a regular file, so not a template" "$jobgen" "$exp" --template "$tpl/"
 refused "/dev/zero: not a regular file, so not a template" "$jobgen" render /dev/zero --data "$work/empty.json"
+# A number beyond double's range is no syntax error: nlohmann's out_of_range
+# escaped unnamed (found by the mustache harness).
+echo '{"a": 5E5555}' >"$work/overflow.json"
+echo '{{a}}' >"$tpl/a.mustache"
+refused "^jobgen: error: $work/overflow.json: .*number overflow" "$jobgen" render "$tpl/a.mustache" --data "$work/overflow.json"
 mkdir -p "$work/outdir"
 refused "$work/outdir: is a directory; name the .safetensors file" "$hpctrain" ckpt export \
   "$corpus/checkpoint/seed-ddp-mlp.h5" --out "$work/outdir"

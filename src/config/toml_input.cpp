@@ -54,13 +54,42 @@ class DepthScanner {
     while (i_ < text_.size() && text_[i_] != '\n') ++i_;
   }
 
+  // Past one character outside strings and comments, where TOML allows
+  // ASCII only. toml++ 3.3 asks whether such a character is whitespace
+  // through a generated table that reaches __builtin_unreachable for most of
+  // U+00A1..U+0499 (undefined behaviour, in GCC's builds too), so a stray
+  // non-ASCII byte is refused here instead.
+  void step() {
+    if (static_cast<unsigned char>(text_[i_]) >= 0x80) {
+      fail("a non-ASCII character outside a string or comment (TOML allows them only there)");
+    }
+    ++i_;
+  }
+
+  // Past a backslash in a basic string and what it escapes. An escape never
+  // starts with a non-ASCII character, and toml++ would ask the same
+  // whitespace question of it as above.
+  void skip_escape() {
+    if (i_ + 1 < text_.size() && static_cast<unsigned char>(text_[i_ + 1]) >= 0x80) {
+      ++i_;
+      fail("an escape sequence cannot start with a non-ASCII character");
+    }
+    i_ += 2;
+  }
+
   // At a quote: skips the whole string, whichever of TOML's four kinds.
   void skip_string() {
     const char quote = text_[i_];
     const std::string triple(3, quote);
     if (at(triple)) {
       i_ += 3;
-      while (i_ < text_.size() && !at(triple)) i_ += (quote == '"' && text_[i_] == '\\') ? 2 : 1;
+      while (i_ < text_.size() && !at(triple)) {
+        if (quote == '"' && text_[i_] == '\\') {
+          skip_escape();
+        } else {
+          ++i_;
+        }
+      }
       i_ += 3;
       // A multi-line string may end in up to two more quotes ("""a"""" is a"").
       while (i_ < text_.size() && text_[i_] == quote) ++i_;
@@ -68,7 +97,11 @@ class DepthScanner {
     }
     ++i_;
     while (i_ < text_.size() && text_[i_] != quote && text_[i_] != '\n') {
-      i_ += (quote == '"' && text_[i_] == '\\') ? 2 : 1;
+      if (quote == '"' && text_[i_] == '\\') {
+        skip_escape();
+      } else {
+        ++i_;
+      }
     }
     ++i_;
   }
@@ -118,7 +151,7 @@ class DepthScanner {
         continue;
       }
       if (text_[i_] == '.') check(++table_depth_);
-      ++i_;
+      step();
     }
     while (i_ < text_.size() && text_[i_] == ']') ++i_;
     check(table_depth_);
@@ -134,7 +167,7 @@ class DepthScanner {
         continue;
       }
       if (text_[i_] == '.') check(base + ++depth);
-      ++i_;
+      step();
     }
     return depth;
   }
@@ -168,6 +201,11 @@ class DepthScanner {
         ++i_;
         if (c == '{') inline_key(open);
       } else if (c == ']' || c == '}') {
+        // toml++ 3.3 assumes a value follows '[' or ',' in an array unless
+        // ']' does (an assertion; undefined behaviour in clang's builds).
+        if (!open.empty() && open.back().kind != (c == ']' ? '[' : '{')) {
+          fail(fmt::format("'{}' cannot close '{}'", c, open.back().kind));
+        }
         if (!open.empty()) open.pop_back();
         ++i_;
         if (open.empty()) return;
@@ -175,7 +213,7 @@ class DepthScanner {
         ++i_;
         inline_key(open);
       } else {
-        ++i_;
+        step();
       }
     }
   }

@@ -73,6 +73,26 @@ TEST(TomlLimits, ATableHeaderMustStartWithAKey) {
   EXPECT_EQ(error_of("[ a]\n[[\t\"b\"]]\n['c']\n[-]\n[]\n"), "no error");  // [] is the parser's to refuse
 }
 
+// Two more of toml++ 3.3's assumptions the fuzzers reached: its whitespace
+// test on most of U+00A1..U+0499 reaches __builtin_unreachable, and an array
+// closed by '}' fails an assertion.
+TEST(TomlLimits, NonAsciiOnlyInStringsAndCommentsAndClosersMatch) {
+  EXPECT_EQ(error_of("[t]\nx = 1\xc2\xa1\n"),
+            "t.toml:2:6: a non-ASCII character outside a string or comment (TOML allows them only there)");
+  EXPECT_NE(error_of("\xc2\xa1 = 1\n"), "no error");
+  EXPECT_NE(error_of("[a\xc2\xa1]\n"), "no error");
+  EXPECT_NE(error_of("x = { a\xc2\xa1 = 1 }\n"), "no error");
+  EXPECT_EQ(error_of("x = \"\"\"a\\\xc2\xa1\"\"\"\n"),
+            "t.toml:1:10: an escape sequence cannot start with a non-ASCII character");
+  // Where TOML allows them: strings of all four kinds, quoted keys, comments.
+  EXPECT_EQ(error_of("x = \"\xc3\xa9\\u00e9\" # \xc3\xbc\n\"\xc3\xa9\" = '\xc3\xa9'\n[\"\xc3\xa9\"]\n"
+                     "y = '''\xc3\xa9'''\nz = \"\"\"\xc3\xa9\"\"\"\n"),
+            "no error");
+  EXPECT_EQ(error_of("a = [}\n"), "t.toml:1:6: '}' cannot close '['");
+  EXPECT_EQ(error_of("a = [1, {b = 2]}\n"), "t.toml:1:15: ']' cannot close '{'");
+  EXPECT_EQ(error_of("a = [[1], {b = [2]}]\n"), "no error");
+}
+
 TEST(TomlLimits, TheQuickstartPasses) {
   EXPECT_NO_THROW((void)parse_toml_file(HPCTRAIN_SOURCE_DIR "/jobs/quickstart.toml"));
   EXPECT_NO_THROW((void)parse_toml_file(HPCTRAIN_SOURCE_DIR "/jobs/quickstart-2node.toml"));

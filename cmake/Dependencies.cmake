@@ -4,6 +4,12 @@ find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
 find_package(tomlplusplus REQUIRED)
+if(HPCTRAIN_FUZZ)
+  # The fuzzers test toml++ as well: header-only, so that its parser is built
+  # into our libraries with the sanitizers (Debian's shared library is not
+  # instrumented, and hid its __builtin_unreachable from UBSan).
+  set_property(TARGET tomlplusplus::tomlplusplus PROPERTY INTERFACE_COMPILE_OPTIONS -DTOML_HEADER_ONLY=1)
+endif()
 find_package(nlohmann_json REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 find_package(HDF5 REQUIRED COMPONENTS C)

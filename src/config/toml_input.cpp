@@ -145,12 +145,16 @@ class DepthScanner {
     while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t')) ++i_;
     header_key_start();
     table_depth_ = 1;
+    bool fresh = true;  // at the start of a key part
     while (i_ < text_.size() && text_[i_] != ']' && text_[i_] != '\n') {
-      if (text_[i_] == '"' || text_[i_] == '\'') {
+      const char c = text_[i_];
+      if ((c == '"' || c == '\'') && fresh) {
         skip_string();
+        fresh = false;
         continue;
       }
-      if (text_[i_] == '.') check(++table_depth_);
+      if (c == '.') check(++table_depth_);
+      fresh = c == '.' || c == ' ' || c == '\t';
       step();
     }
     while (i_ < text_.size() && text_[i_] == ']') ++i_;
@@ -161,12 +165,16 @@ class DepthScanner {
   // last part names a value, not a table).
   int key(int base) {
     int depth = 0;
+    bool fresh = true;  // at the start of a key part
     while (i_ < text_.size() && text_[i_] != '=' && text_[i_] != '\n' && text_[i_] != '}' && text_[i_] != ',') {
-      if (text_[i_] == '"' || text_[i_] == '\'') {
+      const char c = text_[i_];
+      if ((c == '"' || c == '\'') && fresh) {
         skip_string();
+        fresh = false;
         continue;
       }
-      if (text_[i_] == '.') check(base + ++depth);
+      if (c == '.') check(base + ++depth);
+      fresh = c == '.' || c == ' ' || c == '\t';
       step();
     }
     return depth;
@@ -184,13 +192,19 @@ class DepthScanner {
     int depth;  // of its contents
   };
 
-  // A value (possibly spanning lines inside arrays) at `base` depth.
+  // A value (possibly spanning lines inside arrays) at `base` depth. A quote
+  // starts a string only where a value starts: toml++ reads the rest of a
+  // token it cannot type (`09a"b...`) up to whitespace or a bracket, quotes
+  // and all, and must not meet a non-ASCII byte there either.
   void value(int base) {
     std::vector<Open> open;
+    bool fresh = true;  // where a value may start
     while (i_ < text_.size()) {
       const char c = text_[i_];
       if (c == '\n' && open.empty()) return;
-      if (c == '"' || c == '\'') {
+      const bool was_fresh = fresh;
+      fresh = c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == '[' || c == '=';
+      if ((c == '"' || c == '\'') && was_fresh) {
         skip_string();
       } else if (c == '#') {
         skip_comment();
@@ -199,7 +213,10 @@ class DepthScanner {
         check(depth);
         open.push_back({c, depth});
         ++i_;
-        if (c == '{') inline_key(open);
+        if (c == '{') {
+          inline_key(open);
+          fresh = true;
+        }
       } else if (c == ']' || c == '}') {
         // toml++ 3.3 assumes a value follows '[' or ',' in an array unless
         // ']' does (an assertion; undefined behaviour in clang's builds).
@@ -212,6 +229,7 @@ class DepthScanner {
       } else if (c == ',' && !open.empty() && open.back().kind == '{') {
         ++i_;
         inline_key(open);
+        fresh = true;
       } else {
         step();
       }

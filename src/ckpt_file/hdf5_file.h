@@ -40,7 +40,7 @@ class Hdf5Writer {
   explicit Hdf5Writer(const std::filesystem::path& path);
 
   // One dataset each; intermediate groups are created.
-  void arrays(const std::vector<ArrayView>& arrays);
+  void arrays(const std::vector<ArrayView>& named);
   void attribute(const std::string& name, std::int64_t value);
   void attribute(const std::string& name, double value);
   void attribute(const std::string& name, const std::string& value);

@@ -35,7 +35,7 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
 
   // Datasets by top-level group (replicas by rank).
   std::map<std::string, std::pair<std::size_t, std::size_t>> groups;  // count, bytes
-  const auto datasets = file.datasets();
+  const auto& datasets = file.datasets();
   for (const auto& d : datasets) {
     std::string group = d.substr(0, d.find('/'));
     if (group == "replicas") group = d.substr(0, d.find('/', d.find('/') + 1));

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "config/config_error.h"
 
@@ -135,8 +136,10 @@ std::vector<std::string> SectionReader::strings_of(const std::string& key, const
   for (std::size_t i = 0; i < value.size(); ++i) {
     if (std::find(allowed.begin(), allowed.end(), value[i]) != allowed.end()) continue;
     const toml::node* at = node != nullptr && node->as_array() != nullptr ? node->as_array()->get(i) : node;
+    // No node: the value is a default, and every default is one of the choices.
+    if (at == nullptr) throw std::logic_error(fmt::format("{}.{}: default '{}' not allowed", section_, key, value[i]));
     const std::string hint = closest_match(value[i], allowed);
-    fail(at != nullptr ? *at : *node, key,
+    fail(*at, key,
          fmt::format("'{}' is not one of {}{}", value[i], fmt::join(allowed, ", "),
                      hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint)));
   }

@@ -37,8 +37,10 @@ class SectionReader {
   template <class E>
   std::vector<E> choices(const std::string& key, const std::vector<E>& fallback, const std::vector<E>& allowed) {
     std::vector<std::string> names_in;
+    names_in.reserve(fallback.size());
     for (const E e : fallback) names_in.emplace_back(name_of(e));
     std::vector<std::string> allowed_names;
+    allowed_names.reserve(allowed.size());
     for (const E e : allowed) allowed_names.emplace_back(name_of(e));
     std::vector<E> out;
     for (const auto& name : strings_of(key, names_in, allowed_names)) {
@@ -57,6 +59,7 @@ class SectionReader {
   template <class E>
   static std::vector<std::string> names() {
     std::vector<std::string> out;
+    out.reserve(std::size(ChoiceTable<E>::entries));
     for (const auto& c : ChoiceTable<E>::entries) out.emplace_back(c.name);
     return out;
   }

@@ -37,7 +37,7 @@ class DocumentReader {
   void bad(const std::string& where, const std::string& reason, const std::string& detail);
   void add(std::string text, std::string origin, std::vector<Document>& out);
   void read_text(const SourceFile& file, std::vector<Document>& out);
-  void read_jsonl(const SourceFile& file, std::vector<Document>& out);
+  void read_jsonl(const SourceFile& file, std::vector<Document>& all);
   void jsonl_line(std::string_view line, const std::string& where, std::vector<Document>& out);
 
   const config::DataConfig& data_;

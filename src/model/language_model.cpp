@@ -25,7 +25,12 @@ at::Tensor language_model_loss(const at::Tensor& logits, const at::Tensor& targe
 }
 
 config::ParameterKind parameter_kind(const std::string& name) {
-  if (name.ends_with("bias")) return config::ParameterKind::kBias;
+  // Not std::string::ends_with: files that include LibTorch must also parse
+  // as C++17 (clang-tidy reads them so; clang 14 cannot read LibTorch as C++20).
+  const std::string_view bias = "bias";
+  if (name.size() >= bias.size() && name.compare(name.size() - bias.size(), bias.size(), bias) == 0) {
+    return config::ParameterKind::kBias;
+  }
   if (name.find("_emb.") != std::string::npos) return config::ParameterKind::kEmbedding;
   for (const char* norm : {"ln1.", "ln2.", "ln_f.", "emb_ln.", "mlm.ln."}) {
     if (name.find(norm) != std::string::npos) return config::ParameterKind::kNorm;

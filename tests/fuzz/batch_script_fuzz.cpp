@@ -108,9 +108,11 @@ Sandbox& sandbox() {
 // timed out). The child's stdout and stderr go to /dev/null.
 int run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   const pid_t pid = fork();
@@ -148,7 +150,7 @@ std::vector<std::pair<int, std::string>> commands_run(const std::string& script)
   std::string word;
   while (in >> depth && std::getline(in >> std::ws, word)) {
     const auto eq = word.find('=');
-    if (eq != std::string::npos && word.find_first_of("[$\"'") > eq) word = word.substr(0, eq + 1);  // NAME=...
+    if (eq != std::string::npos && word.find_first_of("[$\"'") > eq) word.resize(eq + 1);  // NAME=...
     out.emplace_back(depth, word);
   }
   return out;
@@ -179,7 +181,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fs::path file = sandbox().root / "syntax.sbatch";
   std::ofstream(file, std::ios::trunc) << script;
   if (run({"/bin/bash", "-n", file.string()}, {"PATH=/usr/bin:/bin"}) != 0) {
-    std::fprintf(stderr, "batch_script_fuzz: the rendered script fails bash -n\n%s\n", script.c_str());
+    (void)std::fprintf(stderr, "batch_script_fuzz: the rendered script fails bash -n\n%s\n", script.c_str());
     std::abort();
   }
   // The same experiment with plain values: the commands the script itself runs.
@@ -194,7 +196,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   for (const auto& [depth, word] : commands_run(script)) {
     if (depth > 0 || own.count(word) == 0) {
-      std::fprintf(stderr, "batch_script_fuzz: the script ran '%s' (subshell depth %d)\n%s\n", word.c_str(), depth,
+      (void)std::fprintf(stderr, "batch_script_fuzz: the script ran '%s' (subshell depth %d)\n%s\n", word.c_str(), depth,
                    script.c_str());
       std::abort();
     }

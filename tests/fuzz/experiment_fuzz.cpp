@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const hpctrain::config::ConfigError& e) {
     const std::string_view what = e.what();
     if (!what.starts_with("fuzz.toml") && !what.starts_with("--set")) {
-      std::fprintf(stderr, "experiment_fuzz: an error that names neither the file nor the --set: %s\n", e.what());
+      (void)std::fprintf(stderr, "experiment_fuzz: an error that names neither the file nor the --set: %s\n", e.what());
       std::abort();
     }
   }

@@ -44,14 +44,14 @@ int main(int argc, char** argv) {
   }
   std::sort(inputs.begin(), inputs.end());
   if (inputs.empty()) {
-    std::fprintf(stderr, "fuzz replay: no inputs in the given paths\n");
+    (void)std::fprintf(stderr, "fuzz replay: no inputs in the given paths\n");
     return 1;
   }
   (void)std::signal(SIGALRM, timed_out);
   for (const auto& path : inputs) {
     std::ifstream in(path, std::ios::binary);
     const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::fprintf(stderr, "fuzz replay: %s (%zu bytes)\n", path.c_str(), bytes.size());
+    (void)std::fprintf(stderr, "fuzz replay: %s (%zu bytes)\n", path.c_str(), bytes.size());
     alarm(kSecondsPerInput);
     (void)LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
     alarm(0);

@@ -19,7 +19,7 @@ namespace {
 std::filesystem::path scratch_dir() {
   const std::filesystem::path shm = "/dev/shm";
   const auto base = std::filesystem::is_directory(shm) ? shm : std::filesystem::temp_directory_path();
-  const auto dir = base / ("hpctrain-fuzz-data-" + std::to_string(getpid()));
+  auto dir = base / ("hpctrain-fuzz-data-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   return dir;
 }

@@ -278,7 +278,7 @@ TEST_F(TrainerTest, StepsMatchThePyTorchReference) {
   for (const auto& item : trainer.model().named_parameters()) {
     torch::Tensor ours = item.value().detach();
     torch::Tensor theirs = out.tensors.at("param." + item.key());
-    if (item.key().ends_with("attn.qkv.bias")) {
+    if (item.key().find("attn.qkv.bias") != std::string::npos) {
       const std::int64_t d = e.model.d_model;
       EXPECT_LT((ours.slice(0, d, 2 * d) - theirs.slice(0, d, 2 * d)).abs().max().item<double>(), 2 * lr_sum);
       ours = torch::cat({ours.slice(0, 0, d), ours.slice(0, 2 * d)});

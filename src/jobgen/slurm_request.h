@@ -46,7 +46,6 @@ std::int64_t parse_slurm_time(const std::string& text, const std::string& field)
 // [slurm] of the experiment's table (config/experiment_table.h). Throws
 // ConfigError naming file:line:column (or the --set) for bad values, and
 // explaining inconsistent resources.
-SlurmRequest read_slurm_request(toml::table root, const config::Experiment& experiment,
-                                const ClusterProfile& profile);
+SlurmRequest read_slurm_request(toml::table root, const config::Experiment& experiment, const ClusterProfile& profile);
 
 }  // namespace hpctrain::jobgen

@@ -196,8 +196,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   for (const auto& [depth, word] : commands_run(script)) {
     if (depth > 0 || own.count(word) == 0) {
-      (void)std::fprintf(stderr, "batch_script_fuzz: the script ran '%s' (subshell depth %d)\n%s\n", word.c_str(), depth,
-                   script.c_str());
+      (void)std::fprintf(stderr, "batch_script_fuzz: the script ran '%s' (subshell depth %d)\n%s\n", word.c_str(),
+                         depth, script.c_str());
       std::abort();
     }
   }

@@ -89,16 +89,26 @@ void apply_override(toml::table& root, const std::string& text) {
         fmt::format("{}: a value of {} bytes, more than {}", origin.substr(0, 64), value.size(), kMaxOverrideBytes));
   }
   toml::table parsed;
+  bool is_toml = false;
   try {
     check_toml_limits("v = " + value, origin);
     parsed = toml::parse("v = " + value, origin);
+    is_toml = true;
   } catch (const ConfigError&) {
-    throw;
+    // Too large or too deep: say so. A non-ASCII byte outside a string is
+    // refused by the same check, but it only means the value is no TOML.
+    const bool non_ascii =
+        std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+    if (!non_ascii) throw;
   } catch (const toml::parse_error&) {
+  }
+  if (!is_toml) {
     // Not TOML: the value is a bare string (whose control characters, newlines
     // included, toml_string escapes; invalid UTF-8 stays invalid).
+    const std::string quoted = "v = " + toml_string(value);
+    check_toml_limits(quoted, origin);
     try {
-      parsed = toml::parse("v = " + toml_string(value), origin);
+      parsed = toml::parse(quoted, origin);
     } catch (const toml::parse_error& e) {
       throw ConfigError(fmt::format("{}: neither a TOML value nor a string: {}", origin, e.description()));
     }

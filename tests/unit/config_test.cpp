@@ -109,6 +109,14 @@ TEST_F(ConfigTest, AnExperimentSourceKeepsEveryValuesOrigin) {
   }
 }
 
+// A --set value that is no TOML is a bare string, non-ASCII text included
+// (the TOML pre-scan refuses non-ASCII outside strings; that must not refuse
+// the value).
+TEST_F(ConfigTest, ANonAsciiOverrideIsABareString) {
+  EXPECT_EQ(load_experiment(write(""), {"job.name=d\xc3\xa9j\xc3\xa0"}).job.name, "d\xc3\xa9j\xc3\xa0");
+  EXPECT_EQ(error_of("", {"job.name=\xff"}).rfind("--set job.name=\xff: neither a TOML value nor a string", 0), 0U);
+}
+
 TEST_F(ConfigTest, MissingFileIsNamed) { EXPECT_THROW(load_experiment("/nonexistent/exp.toml"), ConfigError); }
 
 }  // namespace

@@ -36,8 +36,15 @@ struct PluginHandle {
 std::shared_ptr<SentencePieceEngine> load_sentencepiece_engine() {
   const auto path = plugin_path();
   // RTLD_DEEPBIND: the plugin's libsentencepiece binds to its own protobuf, and
-  // RTLD_LOCAL keeps those symbols out of everyone else's way.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  // RTLD_LOCAL keeps those symbols out of everyone else's way. AddressSanitizer
+  // refuses RTLD_DEEPBIND (its interceptors must bind first), so the sanitizer
+  // build (preset sanitize) loads the plugin without it.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr int kBind = 0;
+#else
+  constexpr int kBind = RTLD_DEEPBIND;
+#endif
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kBind);
   if (handle == nullptr) {
     throw DataError(fmt::format("cannot load the SentencePiece plugin {}: {} (set HPCTRAIN_SENTENCEPIECE_PLUGIN)",
                                 path.string(), dlerror()));  // NOLINT(concurrency-mt-unsafe): right after dlopen

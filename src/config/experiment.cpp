@@ -13,7 +13,6 @@
 #include "config/config_error.h"
 #include "config/section_reader.h"
 #include "config/toml_input.h"
-#include "support/bounded_file.h"
 #include "support/text.h"
 
 namespace hpctrain::config {
@@ -26,9 +25,9 @@ std::vector<std::string> section_names() {
           "parallel", "eval",  "logging", "checkpoint", "slurm",    "sweep"};
 }
 
-toml::table parse_file(const std::string& path) {
+std::string read_experiment_file(const std::string& path) {
   if (!std::filesystem::exists(path)) throw ConfigError(fmt::format("{}: no such experiment file", path));
-  return parse_toml_file(path);
+  return read_toml_file(path);
 }
 
 // Where the cross-key check of KEYS finds its values: their file:line:column
@@ -300,15 +299,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
 }  // namespace
 
 ExperimentSource::ExperimentSource(std::string path, std::vector<std::string> overrides)
-    : path_(std::move(path)), overrides_(std::move(overrides)) {
-  if (!std::filesystem::exists(path_)) throw ConfigError(fmt::format("{}: no such experiment file", path_));
-  try {
-    text_ = support::read_bounded_file(path_, kMaxTomlBytes, "TOML file");
-  } catch (const support::InputError& e) {
-    throw ConfigError(e.what());
-  }
-  (void)table();
-}
+    : path_(std::move(path)), text_(read_experiment_file(path_)), overrides_(std::move(overrides)) {}
 
 toml::table ExperimentSource::table(const std::vector<std::string>& more) const {
   toml::table root = parse_toml_text(text_, path_);
@@ -318,13 +309,11 @@ toml::table ExperimentSource::table(const std::vector<std::string>& more) const 
 }
 
 Experiment ExperimentSource::resolve(const std::vector<std::string>& more) const {
-  std::vector<std::string> all = overrides_;
-  all.insert(all.end(), more.begin(), more.end());
-  return config::resolve(parse_toml_text(text_, path_), path_, all);
+  return config::resolve(table(more), path_, {});
 }
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
-  return resolve(parse_file(path), path, overrides);
+  return resolve(parse_toml_text(read_experiment_file(path), path), path, overrides);
 }
 
 Experiment load_experiment_text(const std::string& text, const std::string& origin,

@@ -16,8 +16,9 @@ namespace hpctrain::config {
 
 class ExperimentSource {
  public:
-  // Reads the file (bounded) and checks that it parses, with the overrides
-  // applied. Throws ConfigError with file:line:column or the offending --set.
+  // Reads the file (bounded). It is parsed, with the overrides applied, by
+  // each call below, which throw ConfigError with file:line:column or the
+  // offending --set.
   ExperimentSource(std::string path, std::vector<std::string> overrides);
 
   // The table with the overrides, then `more`, applied.

@@ -262,14 +262,16 @@ void check_toml_limits(std::string_view text, const std::string& origin, std::si
   DepthScanner(text, origin).run();
 }
 
-toml::table parse_toml_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  std::string text;
+std::string read_toml_file(const std::filesystem::path& path, std::size_t max_bytes) {
   try {
-    text = support::read_bounded_file(path, max_bytes, "TOML file");
+    return support::read_bounded_file(path, max_bytes, "TOML file");
   } catch (const support::InputError& e) {
     throw ConfigError(e.what());
   }
-  return parse_toml_text(text, path.string(), max_bytes);
+}
+
+toml::table parse_toml_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  return parse_toml_text(read_toml_file(path, max_bytes), path.string(), max_bytes);
 }
 
 toml::table parse_toml_text(std::string_view text, const std::string& origin, std::size_t max_bytes) {

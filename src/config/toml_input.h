@@ -24,6 +24,8 @@ constexpr int kMaxTomlDepth = 32;                            // hpctrain's own f
 // than kMaxTomlDepth, or holds a NUL byte.
 void check_toml_limits(std::string_view text, const std::string& origin, std::size_t max_bytes = kMaxTomlBytes);
 
+// The text of a regular file of at most `max_bytes` (ConfigError otherwise).
+std::string read_toml_file(const std::filesystem::path& path, std::size_t max_bytes = kMaxTomlBytes);
 // Reads a regular file of at most `max_bytes`, checks it and parses it.
 toml::table parse_toml_file(const std::filesystem::path& path, std::size_t max_bytes = kMaxTomlBytes);
 // Checks and parses text; ORIGIN names it in errors ("--set a.b=c", "file (stored config)").

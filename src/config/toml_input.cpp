@@ -144,29 +144,19 @@ class DepthScanner {
     if (i_ < text_.size() && text_[i_] == '[') ++i_;
     while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t')) ++i_;
     header_key_start();
-    table_depth_ = 1;
-    bool fresh = true;  // at the start of a key part
-    while (i_ < text_.size() && text_[i_] != ']' && text_[i_] != '\n') {
-      const char c = text_[i_];
-      if ((c == '"' || c == '\'') && fresh) {
-        skip_string();
-        fresh = false;
-        continue;
-      }
-      if (c == '.') check(++table_depth_);
-      fresh = c == '.' || c == ' ' || c == '\t';
-      step();
-    }
+    // The header's table is one deeper than its dots.
+    table_depth_ = 1 + key(1, "]\n");
     while (i_ < text_.size() && text_[i_] == ']') ++i_;
     check(table_depth_);
   }
 
-  // Counts the dots of a key up to '=': the tables a dotted key opens (its
-  // last part names a value, not a table).
-  int key(int base) {
+  // Counts the dots of a key up to one of `stops` (a key-value pair's key
+  // ends at '=', a table header's at ']'): the tables a dotted key opens (in
+  // a pair, its last part names a value, not a table).
+  int key(int base, std::string_view stops = "=\n},") {
     int depth = 0;
     bool fresh = true;  // at the start of a key part
-    while (i_ < text_.size() && text_[i_] != '=' && text_[i_] != '\n' && text_[i_] != '}' && text_[i_] != ',') {
+    while (i_ < text_.size() && stops.find(text_[i_]) == std::string_view::npos) {
       const char c = text_[i_];
       if ((c == '"' || c == '\'') && fresh) {
         skip_string();

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <string>
 
 #include "apps/program_edge.h"
 #include "cli/ckpt_commands.h"
@@ -42,6 +44,13 @@ int main(int argc, char** argv) {
   doctor->add_option("--min-bytes", doctor_options.min_bytes, "smallest allreduce size")->check(CLI::PositiveNumber);
   doctor->add_option("--max-bytes", doctor_options.max_bytes, "largest allreduce size")->check(CLI::PositiveNumber);
   doctor->add_flag("--no-bandwidth", no_bandwidth, "skip the allreduce bandwidth table");
+  doctor
+      ->add_option("--wait", doctor_options.wait,
+                   "how a rank waits for a collective, as the experiment's parallel.comm_wait (spin, yield, sleep)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, hpctrain::comm::WaitStrategy>{{"spin", hpctrain::comm::WaitStrategy::kSpin},
+                                                              {"yield", hpctrain::comm::WaitStrategy::kYield},
+                                                              {"sleep", hpctrain::comm::WaitStrategy::kSleep}}));
 
   std::string experiment_file;
   std::vector<std::string> overrides;

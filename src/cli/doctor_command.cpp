@@ -50,9 +50,10 @@ void print_summary(const comm::World& world, const runtime::ThreadPlan& plan, co
   fmt::print("  ranks      {} on {} host{}\n", world.size(), distinct.size(), distinct.size() == 1 ? "" : "s");
   fmt::print("  head node  {} ({}) at {}\n", world.head().host, world.head().source, world.head().address.to_string());
   fmt::print("  interface  rank 0: {}: {}\n", world.interface().name, world.interface().reason);
-  fmt::print("  backend    mpi ({}), thread level {}, collective timeout {} s\n",
+  fmt::print("  backend    mpi ({}), thread level {}, collective timeout {} s, wait: {}\n",
              handles::MpiRuntime::library_version(), thread_level_name(world.mpi_thread_level()),
-             std::chrono::duration_cast<std::chrono::seconds>(world.collective_timeout()).count());
+             std::chrono::duration_cast<std::chrono::seconds>(world.collective_timeout()).count(),
+             world.comm().wait_strategy());
   fmt::print("  threads    torch {}, OpenBLAS {} ({})\n", runtime::torch_threads(), blas.threads, plan.source);
   fmt::print("  BLAS       {}{}\n", blas.library, blas.openblas ? fmt::format(" ({})", blas.config) : "");
   if (!blas.openblas)
@@ -76,7 +77,7 @@ void print_bandwidth(const std::vector<comm::BandwidthRow>& rows, int ranks) {
 void run_doctor(const DoctorOptions& options) {
   const auto env = cluster::Environment::current();
   const handles::MpiRuntime mpi;
-  comm::World world(mpi, env, comm::WorldOptions{options.collective_timeout});
+  comm::World world(mpi, env, comm::WorldOptions{options.collective_timeout, options.wait});
 
   const runtime::ThreadPlan plan = runtime::plan_threads(env, world.local_size());
   runtime::apply_threads(plan.threads);

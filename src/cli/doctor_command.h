@@ -6,10 +6,13 @@
 #include <chrono>
 #include <cstddef>
 
+#include "comm/world.h"
+
 namespace hpctrain::cli {
 
 struct DoctorOptions {
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
+  comm::WaitStrategy wait = comm::WorldOptions{}.wait;  // as training's default
   std::size_t min_bytes = std::size_t{4} << 10;
   std::size_t max_bytes = std::size_t{64} << 20;
   bool bandwidth = true;

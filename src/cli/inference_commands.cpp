@@ -5,6 +5,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "cli/world_options.h"
 #include "cluster/environment.h"
 #include "comm/world.h"
 #include "handles/mpi.h"
@@ -30,9 +31,7 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
   const handles::MpiRuntime mpi;
   auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0));
   const auto& e = trained.experiment;
-  comm::World world(
-      mpi, env,
-      comm::WorldOptions{std::chrono::milliseconds(static_cast<long long>(e.parallel.collective_timeout_s * 1e3))});
+  comm::World world(mpi, env, world_options(e.parallel));
   runtime::apply_threads(train::thread_plan(e, env, world.local_size()).threads);
   const train::Evaluator evaluator(e, trained.tokenizer);
   const auto r = evaluator.run(*trained.model, world.comm());

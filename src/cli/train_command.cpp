@@ -1,7 +1,6 @@
 #include "cli/train_command.h"
 
-#include <chrono>
-
+#include "cli/world_options.h"
 #include "cluster/environment.h"
 #include "comm/world.h"
 #include "config/experiment.h"
@@ -14,9 +13,7 @@ int run_train(const std::string& experiment_file, const std::vector<std::string>
   const auto experiment = config::load_experiment(experiment_file, overrides);
   const auto env = cluster::Environment::current();
   handles::MpiRuntime mpi;
-  const auto timeout =
-      std::chrono::milliseconds(static_cast<long long>(experiment.parallel.collective_timeout_s * 1e3));
-  comm::World world(mpi, env, comm::WorldOptions{timeout});
+  comm::World world(mpi, env, world_options(experiment.parallel));
   train::Trainer trainer(experiment, world, env);
   const auto summary = trainer.run();
   world.comm().barrier();

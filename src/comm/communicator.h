@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "comm/dtype.h"
 
@@ -32,6 +33,8 @@ class Communicator {
   [[nodiscard]] virtual int size() const = 0;
   [[nodiscard]] virtual const char* backend() const = 0;
   [[nodiscard]] virtual Device device() const = 0;
+  // How a wait for a pending collective spends its time (doctor prints it).
+  [[nodiscard]] virtual std::string wait_strategy() const = 0;
 
   // In place: every rank ends with the reduction of all ranks' `data`.
   virtual WorkPtr allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) = 0;

@@ -7,6 +7,8 @@
 #include <functional>
 #include <thread>
 
+#include <sched.h>
+
 namespace hpctrain::comm {
 namespace {
 
@@ -30,15 +32,43 @@ int checked_count(std::size_t count) {
   return static_cast<int>(count);
 }
 
+// What a collective is, for messages. Formatted only when one is printed: a
+// small collective takes a few microseconds, and formatting would add a tenth.
+struct Collective {
+  enum class Kind { kAllreduce, kBroadcast, kAllgather, kBarrier } kind;
+  DType dtype = DType::kFloat32;
+  ReduceOp op = ReduceOp::kSum;
+  std::size_t count = 0;
+  int root = 0;
+};
+
+std::string describe(const Collective& c) {
+  switch (c.kind) {
+    case Collective::Kind::kAllreduce:
+      return fmt::format("allreduce({} {}, {} elements)", to_string(c.dtype), to_string(c.op), c.count);
+    case Collective::Kind::kBroadcast:
+      return fmt::format("broadcast({}, {} elements, root {})", to_string(c.dtype), c.count, c.root);
+    case Collective::Kind::kAllgather:
+      return fmt::format("allgather({}, {} elements per rank)", to_string(c.dtype), c.count);
+    case Collective::Kind::kBarrier: return "barrier";
+  }
+  return "collective";
+}
+
+void check(int rc, const Collective& what) {
+  if (rc != MPI_SUCCESS) handles::check_mpi(rc, describe(what));
+}
+
 // A pending MPI request. Completion runs `finish` (e.g. the division of an
 // average) exactly once, on whichever thread observes it.
 class MpiWork final : public Work {
  public:
-  MpiWork(std::shared_ptr<RollCall> roll_call, std::uint64_t seq, std::string what, MPI_Request request,
-          std::function<void()> finish)
+  MpiWork(std::shared_ptr<RollCall> roll_call, WaitStrategy strategy, std::uint64_t seq, Collective what,
+          MPI_Request request, std::function<void()> finish)
       : roll_call_(std::move(roll_call)),
+        strategy_(strategy),
         seq_(seq),
-        what_(std::move(what)),
+        what_(what),
         request_(request),
         finish_(std::move(finish)),
         started_(Clock::now()) {}
@@ -50,45 +80,78 @@ class MpiWork final : public Work {
 
   bool test() override {
     if (done_) return true;
-    roll_call_->poll();
-    int flag = 0;
-    const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) fail_with(rc);
-    if (flag != 0) {
-      done_ = true;
-      if (finish_) finish_();
-      return true;
-    }
-    if (roll_call_->expired(started_)) roll_call_->fail(seq_, what_, started_);
+    if (test_request()) return true;
+    check_roll_call();
     return false;
   }
 
   void wait() override {
-    // Spin briefly for small messages, then sleep in proportion to the time
-    // already waited (1/8 of it, 20 us to 500 us). MPI over TCP progresses
-    // only while someone polls, and the poller shares its core with backward:
-    // a long transfer is polled rarely enough to cost compute few context
-    // switches, and one done within 160 us is still noticed within 20 us.
+    // MPICH advances a non-blocking collective only inside MPI calls made by
+    // this rank: every pause between two MPI_Test calls can stall the
+    // collective's next protocol step (docs/bootstrap.md, "Waiting").
     const auto start = Clock::now();
-    for (int spins = 0; !test(); ++spins) {
-      if (spins < 200) continue;
-      const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
-      std::this_thread::sleep_for(
-          std::clamp(waited / 8, std::chrono::microseconds(20), std::chrono::microseconds(500)));
+    auto next_check = start;
+    while (!test_request()) {
+      const auto now = Clock::now();
+      if (now >= next_check) {
+        check_roll_call();
+        next_check = now + kRollCallPeriod;
+      }
+      pause(now - start);
     }
   }
 
  private:
+  // One MPI_Test; completion runs `finish` once.
+  bool test_request() {
+    if (done_) return true;
+    int flag = 0;
+    const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) fail_with(rc);
+    if (flag == 0) return false;
+    done_ = true;
+    if (finish_) finish_();
+    return true;
+  }
+
+  // The roll call (heartbeats, rank 0's bookkeeping) and the timeout. While
+  // waiting, checked once per kRollCallPeriod rather than per test: it takes a
+  // lock, and on rank 0 probes a second communicator.
+  void check_roll_call() {
+    roll_call_->poll();
+    if (roll_call_->expired(started_)) roll_call_->fail(seq_, describe(what_), started_);
+  }
+
+  void pause(Clock::duration waited) const {
+    switch (strategy_) {
+      case WaitStrategy::kSpin: return;
+      case WaitStrategy::kYield:
+        // Spinning first keeps a short collective's latency at MPI's own.
+        if (waited >= kSpinBeforeYield) sched_yield();
+        return;
+      case WaitStrategy::kSleep: {
+        // 1/8 of the time waited so far, 20 us to 500 us.
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(waited);
+        std::this_thread::sleep_for(std::clamp(us / 8, std::chrono::microseconds(20), std::chrono::microseconds(500)));
+        return;
+      }
+    }
+  }
+
+  static constexpr auto kRollCallPeriod = std::chrono::milliseconds(1);
+  static constexpr auto kSpinBeforeYield = std::chrono::microseconds(50);
+
   [[noreturn]] void fail_with(int rc) {
     char text[MPI_MAX_ERROR_STRING] = {};
     int len = 0;
     MPI_Error_string(rc, text, &len);
-    roll_call_->fail(seq_, what_, started_, std::string(text, static_cast<std::size_t>(len)));
+    roll_call_->fail(seq_, describe(what_), started_, std::string(text, static_cast<std::size_t>(len)));
   }
 
   std::shared_ptr<RollCall> roll_call_;
+  WaitStrategy strategy_;
   std::uint64_t seq_;
-  std::string what_;
+  Collective what_;
   MPI_Request request_;
   std::function<void()> finish_;
   Clock::time_point started_;
@@ -97,13 +160,23 @@ class MpiWork final : public Work {
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(MPI_Comm parent, std::chrono::milliseconds timeout)
+const char* to_string(WaitStrategy strategy) {
+  switch (strategy) {
+    case WaitStrategy::kSpin: return "spin";
+    case WaitStrategy::kYield: return "yield";
+    case WaitStrategy::kSleep: return "sleep";
+  }
+  return "?";
+}
+
+MpiCommunicator::MpiCommunicator(MPI_Comm parent, std::chrono::milliseconds timeout, WaitStrategy strategy)
     : comm_(handles::MpiComm::dup(parent)),
       rank_(comm_.rank()),
       size_(comm_.size()),
       half_type_(handles::MpiDatatype::contiguous_bytes(2)),
       bf16_sum_(&sum_bf16, true),
       fp16_sum_(&sum_fp16, true),
+      strategy_(strategy),
       roll_call_(std::make_shared<RollCall>(parent, timeout, "mpi")) {}
 
 MPI_Datatype MpiCommunicator::mpi_type(DType dtype) const {
@@ -128,40 +201,40 @@ MPI_Op MpiCommunicator::sum_op(DType dtype) const {
 WorkPtr MpiCommunicator::allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) {
   const int n = checked_count(count);
   const std::uint64_t seq = roll_call_->arrive();
-  std::string what = fmt::format("allreduce({} {}, {} elements)", to_string(dtype), to_string(op), count);
+  const Collective what{Collective::Kind::kAllreduce, dtype, op, count};
   MPI_Request request = MPI_REQUEST_NULL;
-  handles::check_mpi(MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_type(dtype), sum_op(dtype), comm_.get(), &request),
-                     what);
+  check(MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_type(dtype), sum_op(dtype), comm_.get(), &request), what);
   std::function<void()> finish;
   if (op == ReduceOp::kAverage) {
     finish = [data, count, dtype, size = size_] { divide_in_place(data, count, dtype, size); };
   }
-  return std::make_unique<MpiWork>(roll_call_, seq, std::move(what), request, std::move(finish));
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, std::move(finish));
 }
 
 WorkPtr MpiCommunicator::broadcast_async(void* data, std::size_t count, DType dtype, int root) {
   const int n = checked_count(count);
   const std::uint64_t seq = roll_call_->arrive();
-  std::string what = fmt::format("broadcast({}, {} elements, root {})", to_string(dtype), count, root);
+  const Collective what{Collective::Kind::kBroadcast, dtype, ReduceOp::kSum, count, root};
   MPI_Request request = MPI_REQUEST_NULL;
-  handles::check_mpi(MPI_Ibcast(data, n, mpi_type(dtype), root, comm_.get(), &request), what);
-  return std::make_unique<MpiWork>(roll_call_, seq, std::move(what), request, nullptr);
+  check(MPI_Ibcast(data, n, mpi_type(dtype), root, comm_.get(), &request), what);
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, nullptr);
 }
 
 WorkPtr MpiCommunicator::allgather_async(const void* send, void* recv, std::size_t count, DType dtype) {
   const int n = checked_count(count);
   const std::uint64_t seq = roll_call_->arrive();
-  std::string what = fmt::format("allgather({}, {} elements per rank)", to_string(dtype), count);
+  const Collective what{Collective::Kind::kAllgather, dtype, ReduceOp::kSum, count};
   MPI_Request request = MPI_REQUEST_NULL;
-  handles::check_mpi(MPI_Iallgather(send, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_.get(), &request), what);
-  return std::make_unique<MpiWork>(roll_call_, seq, std::move(what), request, nullptr);
+  check(MPI_Iallgather(send, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_.get(), &request), what);
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, nullptr);
 }
 
 WorkPtr MpiCommunicator::barrier_async() {
   const std::uint64_t seq = roll_call_->arrive();
   MPI_Request request = MPI_REQUEST_NULL;
   handles::check_mpi(MPI_Ibarrier(comm_.get(), &request), "barrier");
-  return std::make_unique<MpiWork>(roll_call_, seq, "barrier", request, nullptr);
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, Collective{Collective::Kind::kBarrier}, request,
+                                   nullptr);
 }
 
 }  // namespace hpctrain::comm

@@ -1,6 +1,6 @@
 // The MPI backend: collectives on CPU buffers over a private duplicate of a
-// parent communicator, all issued as non-blocking MPI operations so that waits
-// can enforce the timeout.
+// parent communicator, all issued as non-blocking MPI operations and completed
+// by polling MPI_Test, so that a wait can enforce the timeout.
 #pragma once
 
 #include <mpi.h>
@@ -14,14 +14,26 @@
 
 namespace hpctrain::comm {
 
+// What a rank does between two MPI_Test calls while it waits for a collective.
+// MPICH moves a non-blocking collective forward only inside MPI calls, so any
+// pause delays it; docs/bootstrap.md gives the measurements behind the default.
+enum class WaitStrategy {
+  kSpin,   // nothing: test back to back
+  kYield,  // spin for 50 us, then sched_yield() between tests: hand the core to
+           // another runnable thread, if any (the default)
+  kSleep,  // sleep 1/8 of the time waited so far, 20 us to 500 us
+};
+const char* to_string(WaitStrategy strategy);
+
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm parent, std::chrono::milliseconds timeout);
+  MpiCommunicator(MPI_Comm parent, std::chrono::milliseconds timeout, WaitStrategy strategy = WaitStrategy::kYield);
 
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return size_; }
   [[nodiscard]] const char* backend() const override { return "mpi"; }
   [[nodiscard]] Device device() const override { return Device::kCpu; }
+  [[nodiscard]] std::string wait_strategy() const override { return to_string(strategy_); }
 
   WorkPtr allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) override;
   WorkPtr broadcast_async(void* data, std::size_t count, DType dtype, int root) override;
@@ -38,6 +50,7 @@ class MpiCommunicator final : public Communicator {
   handles::MpiDatatype half_type_;  // two opaque bytes: fp16 and bf16 travel as this
   handles::MpiOp bf16_sum_;
   handles::MpiOp fp16_sum_;
+  WaitStrategy strategy_;
   std::shared_ptr<RollCall> roll_call_;
 };
 

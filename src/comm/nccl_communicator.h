@@ -28,6 +28,7 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] int size() const override { return size_; }
   [[nodiscard]] const char* backend() const override { return "nccl"; }
   [[nodiscard]] Device device() const override { return Device::kCuda; }
+  [[nodiscard]] std::string wait_strategy() const override { return "cudaEventQuery, 20 us sleeps"; }
 
   WorkPtr allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) override;
   WorkPtr broadcast_async(void* data, std::size_t count, DType dtype, int root) override;

@@ -36,11 +36,11 @@ void on_all_ranks(Communicator& comm, Step&& step) {
 }  // namespace
 
 World::World(const handles::MpiRuntime& runtime, const cluster::Environment& env, const WorldOptions& options)
-    : thread_level_(runtime.thread_level()), timeout_(options.collective_timeout) {
+    : thread_level_(runtime.thread_level()), timeout_(options.collective_timeout), wait_(options.wait) {
   // A silent singleton launch must stop before the first collective, which would
   // otherwise "succeed" on a world of one.
   check_launch(env);
-  comm_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, timeout_);
+  comm_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, timeout_, wait_);
   find_local_rank();
   hosts_ = allgather_strings(*comm_, local_hostname(), HOST_NAME_MAX + 1);
   find_head_node();

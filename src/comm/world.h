@@ -14,12 +14,14 @@
 #include "cluster/network_interface.h"
 #include "cluster/slurm_env.h"
 #include "comm/communicator.h"
+#include "comm/mpi_communicator.h"
 #include "handles/mpi.h"
 
 namespace hpctrain::comm {
 
 struct WorldOptions {
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
+  WaitStrategy wait = WaitStrategy::kYield;
 };
 
 class World {
@@ -42,9 +44,12 @@ class World {
   [[nodiscard]] const cluster::InterfaceChoice& interface() const { return interface_; }
   [[nodiscard]] int mpi_thread_level() const { return thread_level_; }
   [[nodiscard]] std::chrono::milliseconds collective_timeout() const { return timeout_; }
+  // How the world's MPI communicators wait; every communicator made for this run uses it.
+  [[nodiscard]] WaitStrategy wait_strategy() const { return wait_; }
 
   // The world's CPU communicator (MPI backend).
   [[nodiscard]] Communicator& comm() { return *comm_; }
+  [[nodiscard]] const Communicator& comm() const { return *comm_; }
   // The world's MPI communicator, for backends built over MPI.
   [[nodiscard]] MPI_Comm mpi_comm() const { return MPI_COMM_WORLD; }
 
@@ -56,6 +61,7 @@ class World {
 
   int thread_level_;
   std::chrono::milliseconds timeout_;
+  WaitStrategy wait_;
   std::unique_ptr<Communicator> comm_;
   int local_rank_ = 0;
   int local_size_ = 1;

@@ -23,6 +23,8 @@ enum class Device { kAuto, kCpu, kCuda };
 enum class ReducerKind { kDdp, kDdap };
 enum class MergeKind { kAverage, kTies, kDiloco };
 enum class MergeMode { kBlocking, kOverlapped };
+// What a rank does between two polls of a pending collective (docs/bootstrap.md).
+enum class CommWait { kSpin, kYield, kSleep };
 enum class Signal { kUsr1, kUsr2, kTerm };
 enum class ResumeMode { kAuto, kNever, kFile };
 
@@ -80,6 +82,11 @@ template <>
 struct ChoiceTable<MergeMode> {
   static constexpr std::array<Choice<MergeMode>, 2> entries{
       {{"blocking", MergeMode::kBlocking}, {"overlapped", MergeMode::kOverlapped}}};
+};
+template <>
+struct ChoiceTable<CommWait> {
+  static constexpr std::array<Choice<CommWait>, 3> entries{
+      {{"spin", CommWait::kSpin}, {"yield", CommWait::kYield}, {"sleep", CommWait::kSleep}}};
 };
 template <>
 struct ChoiceTable<Signal> {
@@ -179,6 +186,7 @@ struct LoggingConfig {
 struct ParallelConfig {
   ReducerKind reducer = ReducerKind::kDdp;  // synchronous or asynchronous
   double collective_timeout_s = 300;
+  CommWait comm_wait = CommWait::kYield;
   // ddp
   double first_bucket_mb = 1;
   double bucket_cap_mb = 25;

@@ -25,7 +25,7 @@ std::unique_ptr<comm::Communicator> own_communicator(const at::Device& device, c
 #endif
   }
   if (!separate) return nullptr;
-  return std::make_unique<comm::MpiCommunicator>(world.mpi_comm(), world.collective_timeout());
+  return std::make_unique<comm::MpiCommunicator>(world.mpi_comm(), world.collective_timeout(), world.wait_strategy());
 }
 
 }  // namespace

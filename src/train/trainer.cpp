@@ -92,7 +92,8 @@ void Trainer::set_up() {
   checkpointer_ = std::make_unique<Checkpointer>(e, world_, log_);
   if (const auto from = checkpointer_->choose_resume()) resume_from(*from);
   preemption_ = std::make_unique<PreemptionSignal>(e.checkpoint.signal);
-  control_comm_ = std::make_unique<comm::MpiCommunicator>(world_.mpi_comm(), world_.collective_timeout());
+  control_comm_ =
+      std::make_unique<comm::MpiCommunicator>(world_.mpi_comm(), world_.collective_timeout(), world_.wait_strategy());
   agreement_ = std::make_unique<StepAgreement>(*control_comm_);
   log_.line(fmt::format("rank {}: pid {}; SIG{} asks for a checkpoint and exit {}", rank, getpid(), preemption_->name(),
                         config::kRequeueExitCode));

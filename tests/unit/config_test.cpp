@@ -75,6 +75,15 @@ TEST_F(ConfigTest, UnknownKeysAndSectionsSuggestTheClosest) {
             path_.string() + ":2:19: data.tokenizer_model: 'bep' is not one of bpe, unigram (did you mean 'bpe'?)");
 }
 
+TEST_F(ConfigTest, TheCommunicatorsWaitIsAChoice) {
+  EXPECT_EQ(load_experiment(write("")).parallel.comm_wait, CommWait::kYield);
+  EXPECT_EQ(load_experiment(write("[parallel]\ncomm_wait = \"sleep\"\n")).parallel.comm_wait, CommWait::kSleep);
+  EXPECT_EQ(load_experiment(write(""), {"parallel.comm_wait=spin"}).parallel.comm_wait, CommWait::kSpin);
+  EXPECT_EQ(
+      error_of("[parallel]\ncomm_wait = \"spinn\"\n"),
+      path_.string() + ":2:13: parallel.comm_wait: 'spinn' is not one of spin, yield, sleep (did you mean 'spin'?)");
+}
+
 TEST_F(ConfigTest, OverrideErrorsNameTheOverride) {
   EXPECT_EQ(error_of("", {"data.vocab_size=12"}),
             "--set data.vocab_size=12: data.vocab_size: 12 is out of range [300, 1048576]");

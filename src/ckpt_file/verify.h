@@ -3,7 +3,8 @@
 // there, every dataset reads back with a valid Fletcher32 checksum, and (from
 // format 3) the manifest of every dataset's bytes, element type and shape and
 // every attribute's value matches (manifest.h). Auto-resume picks the newest
-// checkpoint that passes.
+// checkpoint that passes. Verification runs in a child process: a file that
+// crashes libhdf5 itself is reported as BAD instead of ending hpctrain.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,14 @@ struct Verdict {
 };
 
 Verdict verify_checkpoint(const std::filesystem::path& path);
+// The same checks in the calling process: for the fuzz harness, whose
+// sanitizers and coverage must see the reading.
+Verdict verify_checkpoint_in_process(const std::filesystem::path& path);
+
+// Throws CheckpointError naming `path` when opening its datasets crashes
+// libhdf5 (tried in a child process): for commands that read a checkpoint
+// without verifying it first (`ckpt inspect`).
+void check_libhdf5_survives(const std::filesystem::path& path);
 
 // "skipping checkpoint PATH: reasons", as every command that passes one over says it.
 std::string skipped_message(const Verdict& verdict);

@@ -20,6 +20,7 @@ std::string megabytes(std::size_t bytes) { return fmt::format("{:.2f} MB", stati
 
 void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ostream& out) {
   const auto path = ckpt_file::find_checkpoint(target);
+  ckpt_file::check_libhdf5_survives(path);
   const ckpt_file::Hdf5Reader file(path);
   const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file);
   fmt::print(out, "checkpoint   {}\n", path.string());

@@ -72,6 +72,17 @@ fi
 # release build must still refuse it cleanly.
 refused "^hpctrain: error: .*attribute-exists-heap-overflow.h5: " "$hpctrain" ckpt inspect \
   "$src/tests/fuzz/libhdf5-crashes/attribute-exists-heap-overflow.h5"
+# libhdf5 1.10.8 divides by zero opening this one's dataset (docs/security.md):
+# checkpoints are read in a child process first, so hpctrain refuses the file
+# instead of dying with SIGFPE.
+fpe=$src/tests/fuzz/libhdf5-crashes/chunk-set-info-divide-by-zero.h5
+refused "^hpctrain: error: .*divide-by-zero.h5: libhdf5 crashed reading it, killed by SIGFPE" "$hpctrain" ckpt inspect "$fpe"
+refused "^hpctrain: error: .*divide-by-zero.h5: libhdf5 crashed reading it, killed by SIGFPE" "$hpctrain" eval "$fpe"
+timeout 60 "$hpctrain" ckpt verify "$fpe" >"$work/out" 2>&1
+rc=$?
+if ((rc != 1)) || ! grep -q "^BAD  .*divide-by-zero.h5: libhdf5 crashed reading it, killed by SIGFPE" "$work/out"; then
+  fail "ckpt verify divide-by-zero exited $rc: $(head -c 400 "$work/out")"
+fi
 # A format-2 checkpoint (no manifest) still verifies, with a warning.
 handled "$hpctrain" ckpt verify "$corpus/checkpoint/seed-format2-ddp-mlp.h5"
 grep -q "warning: format 2 was written before checkpoints carried a manifest" "$work/out" ||
@@ -80,12 +91,15 @@ grep -q "warning: format 2 was written before checkpoints carried a manifest" "$
 run=$work/run
 mkdir -p "$run/checkpoints"
 cp "$corpus/checkpoint/repro-array-format-version.h5" "$run/checkpoints/step-00000009.h5"
+cp "$fpe" "$run/checkpoints/step-00000010.h5"
 tiny=(--set "data.dir=$data" --set "job.run_dir=$run" --set training.steps=1 --set training.batch_size=2
   --set training.micro_batch_size=2 --set model.n_layer=1 --set model.d_model=32 --set eval.batches=1
   --set eval.sample_tokens=0 --set eval.interval=0)
 handled "$hpctrain" train "$exp" "${tiny[@]}"
 grep -q "skipping checkpoint .*step-00000009.h5: attribute format_version is not a single value" "$work/out" ||
   fail "auto-resume did not name the crafted checkpoint: $(tail -5 "$work/out")"
+grep -q "skipping checkpoint .*step-00000010.h5: libhdf5 crashed reading it, killed by SIGFPE" "$work/out" ||
+  fail "auto-resume did not name the checkpoint that crashes libhdf5: $(tail -5 "$work/out")"
 
 # 2. prepare never deletes a directory it did not make.
 mine=$work/mine

@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   }
-  const hpctrain::ckpt_file::Verdict verdict = hpctrain::ckpt_file::verify_checkpoint(path);
+  const hpctrain::ckpt_file::Verdict verdict = hpctrain::ckpt_file::verify_checkpoint_in_process(path);
   if (verdict.ok()) {
     try {
       restore_reads(path);

@@ -59,7 +59,7 @@ struct Contender {
 };
 
 WaitStrategy parse_strategy(const std::string& name) {
-  for (auto s : {WaitStrategy::kSpin, WaitStrategy::kYield, WaitStrategy::kSleep}) {
+  for (const auto s : hpctrain::comm::kWaitStrategies) {
     if (name == hpctrain::comm::to_string(s)) return s;
   }
   throw CLI::ValidationError("--strategies", "unknown wait strategy '" + name + "' (spin, yield, sleep)");

@@ -44,13 +44,13 @@ int main(int argc, char** argv) {
   doctor->add_option("--min-bytes", doctor_options.min_bytes, "smallest allreduce size")->check(CLI::PositiveNumber);
   doctor->add_option("--max-bytes", doctor_options.max_bytes, "largest allreduce size")->check(CLI::PositiveNumber);
   doctor->add_flag("--no-bandwidth", no_bandwidth, "skip the allreduce bandwidth table");
+  std::map<std::string, hpctrain::comm::WaitStrategy> wait_names;
+  for (const auto strategy : hpctrain::comm::kWaitStrategies)
+    wait_names[hpctrain::comm::to_string(strategy)] = strategy;
   doctor
       ->add_option("--wait", doctor_options.wait,
                    "how a rank waits for a collective, as the experiment's parallel.comm_wait (spin, yield, sleep)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, hpctrain::comm::WaitStrategy>{{"spin", hpctrain::comm::WaitStrategy::kSpin},
-                                                              {"yield", hpctrain::comm::WaitStrategy::kYield},
-                                                              {"sleep", hpctrain::comm::WaitStrategy::kSleep}}));
+      ->transform(CLI::CheckedTransformer(wait_names));
 
   std::string experiment_file;
   std::vector<std::string> overrides;

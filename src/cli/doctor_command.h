@@ -12,7 +12,7 @@ namespace hpctrain::cli {
 
 struct DoctorOptions {
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
-  comm::WaitStrategy wait = comm::WorldOptions{}.wait;  // as training's default
+  comm::WaitStrategy wait = comm::kDefaultWaitStrategy;  // as training's
   std::size_t min_bytes = std::size_t{4} << 10;
   std::size_t max_bytes = std::size_t{64} << 20;
   bool bandwidth = true;

@@ -79,7 +79,6 @@ class MpiWork final : public Work {
   }
 
   bool test() override {
-    if (done_) return true;
     if (test_request()) return true;
     check_roll_call();
     return false;
@@ -232,9 +231,9 @@ WorkPtr MpiCommunicator::allgather_async(const void* send, void* recv, std::size
 WorkPtr MpiCommunicator::barrier_async() {
   const std::uint64_t seq = roll_call_->arrive();
   MPI_Request request = MPI_REQUEST_NULL;
-  handles::check_mpi(MPI_Ibarrier(comm_.get(), &request), "barrier");
-  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, Collective{Collective::Kind::kBarrier}, request,
-                                   nullptr);
+  const Collective what{Collective::Kind::kBarrier};
+  check(MPI_Ibarrier(comm_.get(), &request), what);
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, nullptr);
 }
 
 }  // namespace hpctrain::comm

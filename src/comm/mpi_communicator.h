@@ -23,11 +23,13 @@ enum class WaitStrategy {
            // another runnable thread, if any (the default)
   kSleep,  // sleep 1/8 of the time waited so far, 20 us to 500 us
 };
-const char* to_string(WaitStrategy strategy);
+inline constexpr WaitStrategy kWaitStrategies[] = {WaitStrategy::kSpin, WaitStrategy::kYield, WaitStrategy::kSleep};
+inline constexpr WaitStrategy kDefaultWaitStrategy = WaitStrategy::kYield;
+const char* to_string(WaitStrategy strategy);  // its name in parallel.comm_wait and on command lines
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(MPI_Comm parent, std::chrono::milliseconds timeout, WaitStrategy strategy = WaitStrategy::kYield);
+  MpiCommunicator(MPI_Comm parent, std::chrono::milliseconds timeout, WaitStrategy strategy = kDefaultWaitStrategy);
 
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return size_; }

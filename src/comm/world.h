@@ -21,7 +21,7 @@ namespace hpctrain::comm {
 
 struct WorldOptions {
   std::chrono::milliseconds collective_timeout{std::chrono::minutes(5)};
-  WaitStrategy wait = WaitStrategy::kYield;
+  WaitStrategy wait = kDefaultWaitStrategy;
 };
 
 class World {

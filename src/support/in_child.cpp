@@ -1,5 +1,6 @@
 #include "support/in_child.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,7 +48,10 @@ std::string read_all(int fd) {
 
 ChildResult run_in_child(const std::function<std::string()>& work) {
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::system_category().message(errno)));
+  // Close-on-exec: a process another thread starts must not hold the write end
+  // open, or the read below would wait for it.
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(fmt::format("pipe: {}", std::system_category().message(errno)));
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int error = errno;

@@ -38,7 +38,7 @@ data=build/bench-data/quickstart
 build/hpctrain prepare jobs/quickstart.toml --set "data.dir=$data" >/dev/null
 build/hpctrain train jobs/quickstart.toml --set "data.dir=$data" --set "job.run_dir=$work/run" \
   --set training.steps=14 --set training.batch_size=8 --set training.micro_batch_size=8 \
-  --set training.threads=2 --set logging.interval=1 --set eval.interval=0 --set eval.batches=1 \
+  --set training.threads=2 --set logging.interval=1 --set eval.interval=0 --set eval.samples=8 --set eval.final=sample \
   --set eval.sample_tokens=0 --set schedule.warmup_steps=1 >"$work/hpctrain.out"
 
 /usr/bin/python3 - "$work" "$rounds" <<'PY'

@@ -63,9 +63,20 @@ int main(int argc, char** argv) {
   train->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
 
   std::string target;
-  auto* eval = app.add_subcommand("eval", "Evaluate a run's newest checkpoint (or a checkpoint file)");
+  hpctrain::cli::EvalOptions eval_options;
+  auto* eval = app.add_subcommand("eval", "Evaluate a run's newest checkpoint (or a checkpoint file) on a whole split");
   eval->add_option("RUN_OR_CHECKPOINT", target, "run directory or .h5 checkpoint")->required();
   eval->add_option("--set", overrides, "override a key of the stored config: section.key=value");
+  eval->add_option("--split", eval_options.split, "val (default) or test")->check(CLI::IsMember({"val", "test"}));
+  eval->add_flag("--sample", eval_options.sample,
+                 "the periodic evaluations' sample (eval.samples sequences) instead of the whole split");
+  // --best and --ema: the same two choices for eval, generate and export.
+  const auto weights_flags = [](CLI::App* command, hpctrain::train::WeightsChoice& weights) {
+    command->add_flag("--best", weights.best,
+                      "the run's best checkpoint (lowest evaluation loss, checkpoint.keep_best) instead of its newest");
+    command->add_flag("--ema", weights.ema, "the moving average of the weights (training.ema_decay)");
+  };
+  weights_flags(eval, eval_options.weights);
 
   hpctrain::cli::GenerateOptions generate_options;
   auto* generate = app.add_subcommand("generate", "Sample text from a trained causal model");
@@ -84,6 +95,7 @@ int main(int argc, char** argv) {
   generate->add_option("--top-k", generate_options.top_k, "sample among the k likeliest tokens; 0 = all")
       ->check(CLI::Range(0, 1 << 20));
   generate->add_option("--seed", generate_options.seed, "sampling seed (default: job.seed)");
+  weights_flags(generate, generate_options.weights);
 
   auto* ckpt = app.add_subcommand("ckpt", "Inspect, verify or export checkpoints");
   ckpt->require_subcommand(1);
@@ -100,6 +112,8 @@ int main(int argc, char** argv) {
   auto* export_cmd = ckpt->add_subcommand("export", "Write a checkpoint's model weights as safetensors");
   export_cmd->add_option("RUN_OR_CHECKPOINT", target, "run directory (its newest) or .h5 checkpoint")->required();
   export_cmd->add_option("--out", export_file, "the .safetensors file to write")->required();
+  hpctrain::train::WeightsChoice export_weights;
+  weights_flags(export_cmd, export_weights);
 
   args.erase(args.begin());
   if (const auto done = hpctrain::apps::parse(app, args)) return *done;
@@ -116,7 +130,7 @@ int main(int argc, char** argv) {
         } else if (*hostlist) {
           hpctrain::cli::run_hostlist(expression, std::cout);
         } else if (*eval) {
-          hpctrain::cli::run_eval(target, overrides);
+          hpctrain::cli::run_eval(target, overrides, eval_options);
         } else if (*generate) {
           hpctrain::cli::run_generate(target, generate_options);
         } else if (*inspect) {
@@ -124,7 +138,7 @@ int main(int argc, char** argv) {
         } else if (*verify) {
           return hpctrain::cli::run_ckpt_verify(verify_targets, std::cout) == 0 ? 0 : 1;
         } else if (*export_cmd) {
-          hpctrain::cli::run_ckpt_export(target, export_file, std::cout);
+          hpctrain::cli::run_ckpt_export(target, export_file, export_weights, std::cout);
         } else if (*train) {
           return hpctrain::cli::run_train(experiment_file, overrides);
         } else if (*prepare) {

@@ -91,6 +91,27 @@ void add_parameters(Snapshot& snapshot, const std::string& group, const model::L
   }
 }
 
+void add_parameters(Snapshot& snapshot, const std::string& group, const at::Tensor& flat,
+                    const model::LanguageModel& model) {
+  const torch::Tensor host = flat.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  std::int64_t offset = 0;
+  for (const auto& item : model.named_parameters()) {
+    const std::int64_t n = item.value().numel();
+    snapshot.tensors.emplace_back(group + "/" + item.key(),
+                                  host.narrow(0, offset, n).reshape(item.value().sizes()).clone());
+    offset += n;
+  }
+}
+
+at::Tensor read_flat_parameters(const CheckpointReader& checkpoint, const std::string& group,
+                                const model::LanguageModel& model) {
+  std::vector<torch::Tensor> parts;
+  for (const auto& item : model.named_parameters()) {
+    parts.push_back(checkpoint.tensor(group + "/" + item.key(), item.value().numel(), torch::kFloat32).reshape({-1}));
+  }
+  return torch::cat(parts);
+}
+
 std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, std::int64_t step) {
   return run_dir / "checkpoints" / ckpt_file::checkpoint_file_name(step);
 }

@@ -32,6 +32,10 @@ struct Snapshot {
 
 // Host copies of the model's parameters as GROUP/<parameter name>, float32.
 void add_parameters(Snapshot& snapshot, const std::string& group, const model::LanguageModel& model);
+// The same from `flat`, one fp32 vector of the model's parameters in
+// registration order (an anchor, an average), cut and shaped like them.
+void add_parameters(Snapshot& snapshot, const std::string& group, const at::Tensor& flat,
+                    const model::LanguageModel& model);
 
 // RUN_DIR/checkpoints/step-NNNNNNNN.h5
 std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, std::int64_t step);
@@ -68,6 +72,10 @@ class CheckpointReader {
 // Copies GROUP/<name> into every parameter. Throws CheckpointError listing
 // every missing, unexpected or differently shaped parameter.
 void load_parameters(const Hdf5Reader& file, const std::string& group, model::LanguageModel& model);
+// GROUP/<name> of every parameter, each the parameter's size in fp32, as one
+// flat CPU vector in registration order (add_parameters' inverse).
+at::Tensor read_flat_parameters(const CheckpointReader& checkpoint, const std::string& group,
+                                const model::LanguageModel& model);
 void load_weights(const std::filesystem::path& path, model::LanguageModel& model);
 
 }  // namespace hpctrain::ckpt

@@ -8,12 +8,13 @@
 namespace hpctrain::ckpt {
 namespace {
 
-Written write_and_prune(const std::filesystem::path& path, Snapshot snapshot, std::int64_t keep) {
+Written write_and_prune(const std::filesystem::path& path, Snapshot snapshot, std::int64_t keep,
+                        const std::filesystem::path& kept) {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t bytes = snapshot.bytes();
   write_checkpoint(path, std::move(snapshot));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {path, bytes, seconds, ckpt_file::prune_checkpoints(path.parent_path(), keep)};
+  return {path, bytes, seconds, ckpt_file::prune_checkpoints(path.parent_path(), keep, kept)};
 }
 
 }  // namespace
@@ -23,13 +24,13 @@ CheckpointWriter::~CheckpointWriter() {
   if (pending_.valid()) pending_.wait();
 }
 
-void CheckpointWriter::write(const std::filesystem::path& path, Snapshot snapshot) {
+void CheckpointWriter::write(const std::filesystem::path& path, Snapshot snapshot, const std::filesystem::path& kept) {
   if (pending_.valid()) (void)pending_.get();
   if (background_) {
-    pending_ = std::async(std::launch::async, write_and_prune, path, std::move(snapshot), keep_);
+    pending_ = std::async(std::launch::async, write_and_prune, path, std::move(snapshot), keep_, kept);
   } else {
     std::promise<Written> done;
-    done.set_value(write_and_prune(path, std::move(snapshot), keep_));
+    done.set_value(write_and_prune(path, std::move(snapshot), keep_, kept));
     pending_ = done.get_future();
   }
 }

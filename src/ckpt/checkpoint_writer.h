@@ -1,4 +1,4 @@
-// Writes checkpoints one at a time and keeps the newest K. In background mode
+// Writes checkpoints one at a time and keeps the newest K (and the best). In background mode
 // the write (HDF5 encoding, checksums, fsync, rename) runs on a thread of its
 // own while training goes on; training only blocks for the host copy that
 // made the Snapshot, and when a new checkpoint arrives before the last is on disk.
@@ -28,7 +28,8 @@ class CheckpointWriter {
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
   // Waits for any previous write first (call wait() before to see its result).
-  void write(const std::filesystem::path& path, Snapshot snapshot);
+  // Pruning afterwards spares `kept` (the best checkpoint; empty: none).
+  void write(const std::filesystem::path& path, Snapshot snapshot, const std::filesystem::path& kept = {});
   // The write in progress, if it has finished (rethrows its failure).
   std::optional<Written> finished();
   // Waits for the write in progress (rethrows its failure).

@@ -11,18 +11,19 @@
 
 namespace hpctrain::ckpt {
 
-ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out) {
+ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out,
+                                const std::string& group) {
   const Hdf5Reader file(checkpoint);
   const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file);
-  const auto names = file.members("model");
-  if (names.empty()) throw CheckpointError(fmt::format("{}: no /model parameters to export", file.name()));
+  const auto names = file.members(group);
+  if (names.empty()) throw CheckpointError(fmt::format("{}: no /{} parameters to export", file.name(), group));
 
   nlohmann::json header = nlohmann::json::object();
   // Tensor data follows in name order; offsets are relative to the end of the header.
   std::vector<torch::Tensor> tensors;
   std::size_t offset = 0;
   for (const auto& name : names) {
-    torch::Tensor t = read_tensor(file, "model/" + name).to(torch::kFloat32).contiguous();
+    torch::Tensor t = read_tensor(file, group + "/" + name).to(torch::kFloat32).contiguous();
     const std::size_t bytes = static_cast<std::size_t>(t.numel()) * sizeof(float);
     header[name] = {{"dtype", "F32"}, {"shape", t.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
@@ -31,6 +32,7 @@ ExportResult export_safetensors(const std::filesystem::path& checkpoint, const s
   // Metadata values must be strings.
   header["__metadata__"] = {{"format", "pt"},
                             {"hpctrain_step", std::to_string(info.step)},
+                            {"hpctrain_weights", group == "model" ? "trained" : group},
                             {"hpctrain_git_commit", info.git_commit},
                             {"hpctrain_config", info.config_toml}};
   std::string text = header.dump();

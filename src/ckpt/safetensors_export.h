@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace hpctrain::ckpt {
 
@@ -13,7 +14,9 @@ struct ExportResult {
   std::size_t bytes = 0;
 };
 
-// Writes `checkpoint`'s /model group to `out` (atomically, like checkpoints).
-ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out);
+// Writes `checkpoint`'s /model group (or another group of parameters: "ema",
+// the moving average) to `out` (atomically, like checkpoints).
+ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out,
+                                const std::string& group = "model");
 
 }  // namespace hpctrain::ckpt

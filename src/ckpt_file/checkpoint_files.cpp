@@ -50,11 +50,13 @@ std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_fi
   return found.front();
 }
 
-std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep) {
+std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep,
+                                                     const std::filesystem::path& kept) {
   std::vector<std::filesystem::path> removed;
   if (keep <= 0) return removed;
   const auto all = list_checkpoints(dir);
   for (std::size_t i = static_cast<std::size_t>(keep); i < all.size(); ++i) {
+    if (!kept.empty() && all[i].filename() == kept.filename()) continue;
     std::filesystem::remove(all[i]);
     removed.push_back(all[i]);
   }

@@ -21,9 +21,11 @@ std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path&
 // throws CheckpointError when there is none.
 std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_file);
 
-// Deletes all but the newest `keep` checkpoints (keep = 0 keeps everything);
+// Deletes all but the newest `keep` checkpoints (keep = 0 keeps everything)
+// and the one named `kept` (the best, checkpoint.keep_best; empty: none);
 // returns what it deleted.
-std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep);
+std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep,
+                                                     const std::filesystem::path& kept = {});
 
 // Deletes step-*.h5.tmp-* files: the remains of writers that died mid-write.
 std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::path& dir);

@@ -185,4 +185,41 @@ std::filesystem::path find_verified_weights(const std::filesystem::path& run_dir
   throw CheckpointError(fmt::format("{}: no checkpoint in it verifies", dir.string()));
 }
 
+std::filesystem::path find_verified_best(const std::filesystem::path& run_dir,
+                                         const std::function<void(const Verdict&)>& skipped) {
+  if (!std::filesystem::is_directory(run_dir)) {
+    throw CheckpointError(
+        fmt::format("{}: --best picks a checkpoint of a run directory, and this is none", run_dir.string()));
+  }
+  const auto newest = find_verified_weights(run_dir, skipped);
+  std::int64_t best = -1;
+  std::int64_t step = 0;
+  {
+    const Hdf5Reader file(newest);
+    step = read_checkpoint_info(file).step;
+    if (file.has_attribute("best_step")) best = file.int_attribute("best_step");
+  }
+  if (best < 0) {
+    throw CheckpointError(
+        fmt::format("{}: the run recorded no best checkpoint (checkpoint.keep_best was off, or "
+                    "it wrote this checkpoint before any evaluation)",
+                    newest.string()));
+  }
+  if (best > step) {
+    throw CheckpointError(
+        fmt::format("{}: best_step {} lies after the checkpoint's own step {}", newest.string(), best, step));
+  }
+  const auto path = newest.parent_path() / checkpoint_file_name(best);
+  if (!std::filesystem::exists(path)) {
+    throw CheckpointError(
+        fmt::format("{}: names {} as the best checkpoint, and it is gone", newest.string(), path.string()));
+  }
+  const Verdict verdict = verify_checkpoint(path);
+  if (!verdict.ok()) {
+    throw CheckpointError(
+        fmt::format("{} (the best checkpoint): {}", path.string(), fmt::join(verdict.problems, "; ")));
+  }
+  return path;
+}
+
 }  // namespace hpctrain::ckpt_file

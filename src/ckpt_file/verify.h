@@ -57,4 +57,11 @@ std::optional<Verdict> newest_verified(const std::filesystem::path& dir,
 std::filesystem::path find_verified_weights(const std::filesystem::path& run_dir_or_file,
                                             const std::function<void(const Verdict&)>& skipped);
 
+// The best checkpoint of a run directory (checkpoint.keep_best): the one its
+// newest verified checkpoint names as the lowest evaluation loss
+// (best_step), once that one verifies too. Throws CheckpointError when the
+// target is a file, or the run recorded no best, or its best is gone or bad.
+std::filesystem::path find_verified_best(const std::filesystem::path& run_dir,
+                                         const std::function<void(const Verdict&)>& skipped);
+
 }  // namespace hpctrain::ckpt_file

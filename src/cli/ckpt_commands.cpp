@@ -30,6 +30,14 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
     if (file.has_attribute(name)) fmt::print(out, "{:<12} {}\n", name, file.int_attribute(name));
   }
   if (file.has_attribute("lr")) fmt::print(out, "lr           {:.6g}\n", file.real_attribute("lr"));
+  if (file.has_attribute("best_step")) {
+    const std::int64_t best = file.int_attribute("best_step");
+    fmt::print(out, "best         step {} (evaluation loss {:.4f}): {}{}\n", best,
+               file.real_attribute("best_eval_loss"),
+               (path.parent_path() / ckpt_file::checkpoint_file_name(best)).string(),
+               best == info.step ? ", this checkpoint" : "");
+  }
+  if (!file.members("ema").empty()) fmt::print(out, "weights      trained, and their moving average (/ema)\n");
   fmt::print(out, "git commit   {}\n", info.git_commit);
   fmt::print(out, "versions     {}\n", info.versions);
   fmt::print(out, "tokenizer    sha256 {}\n", info.tokenizer_sha256.empty() ? "(not recorded)" : info.tokenizer_sha256);
@@ -86,12 +94,13 @@ int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) 
   return bad;
 }
 
-void run_ckpt_export(const std::string& target, const std::string& out_file, std::ostream& out) {
-  const auto path = ckpt_file::find_verified_weights(
-      target, [&out](const ckpt_file::Verdict& v) { fmt::print(out, "{}\n", ckpt_file::skipped_message(v)); });
-  const auto result = ckpt::export_safetensors(path, out_file);
-  fmt::print(out, "{}: {} tensors, {} of float32 weights from {}\n", out_file, result.tensors, megabytes(result.bytes),
-             path.string());
+void run_ckpt_export(const std::string& target, const std::string& out_file, train::WeightsChoice weights,
+                     std::ostream& out) {
+  const auto path = train::choose_checkpoint(
+      target, [&out](const ckpt_file::Verdict& v) { fmt::print(out, "{}\n", ckpt_file::skipped_message(v)); }, weights);
+  const auto result = ckpt::export_safetensors(path, out_file, train::weights_group(weights));
+  fmt::print(out, "{}: {} tensors, {} of float32 {}weights from {}\n", out_file, result.tensors,
+             megabytes(result.bytes), weights.ema ? "moving-average " : "", path.string());
 }
 
 }  // namespace hpctrain::cli

@@ -1,6 +1,8 @@
 // `hpctrain ckpt inspect|verify|export`: reading checkpoints without training.
 #pragma once
 
+#include "train/trained_model.h"
+
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,7 +17,9 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
 // reasons. Returns the number of bad checkpoints.
 int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out);
 
-// The model weights of a checkpoint (or a run's newest) as safetensors.
-void run_ckpt_export(const std::string& target, const std::string& out_file, std::ostream& out);
+// The model weights of a checkpoint (or a run's newest, or best) as
+// safetensors: the trained weights or their moving average.
+void run_ckpt_export(const std::string& target, const std::string& out_file, train::WeightsChoice weights,
+                     std::ostream& out);
 
 }  // namespace hpctrain::cli

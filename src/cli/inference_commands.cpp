@@ -26,19 +26,35 @@ std::function<void(const ckpt_file::Verdict&)> report_skipped(bool speaks) {
 
 }  // namespace
 
-void run_eval(const std::string& target, const std::vector<std::string>& overrides) {
+void run_eval(const std::string& target, const std::vector<std::string>& overrides, const EvalOptions& options) {
   const auto env = cluster::Environment::current();
   const handles::MpiRuntime mpi;
-  auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0));
-  const auto& e = trained.experiment;
+  auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0), options.weights);
+  auto& e = trained.experiment;
+  if (options.split == "test") {
+    if (e.data.test_fraction <= 0) {
+      throw std::runtime_error(
+          fmt::format("{}: its data set has no test split (data.test_fraction = 0)", trained.checkpoint.string()));
+    }
+    e.eval.test = true;
+  }
   comm::World world(mpi, env, world_options(e.parallel));
   runtime::apply_threads(train::thread_plan(e, env, world.local_size()).threads);
   const train::Evaluator evaluator(e, trained.tokenizer);
-  const auto r = evaluator.run(*trained.model, world.comm());
+  train::EvalResult r;
+  if (options.split == "test") {
+    r = *evaluator.test(*trained.model, world.comm());
+  } else if (options.sample) {
+    r = evaluator.periodic(*trained.model, world.comm()).sample;
+  } else {
+    r = evaluator.full(*trained.model, world.comm());
+  }
   if (world.rank() == 0) {
-    fmt::print("checkpoint {} (step {}, trained on {} rank{})\n", trained.checkpoint.string(), trained.info.step,
-               trained.info.world_size, trained.info.world_size == 1 ? "" : "s");
-    fmt::print("validation loss {:.4f}, perplexity {:.3f} over {} tokens{}\n", r.loss, r.perplexity, r.tokens,
+    fmt::print("checkpoint {} (step {}, trained on {} rank{}{})\n", trained.checkpoint.string(), trained.info.step,
+               trained.info.world_size, trained.info.world_size == 1 ? "" : "s",
+               options.weights.ema ? ", the moving average of its weights" : "");
+    fmt::print("{} loss {:.4f}, perplexity {:.3f} over {}{}\n", r.split == "test" ? "test" : "validation", r.loss,
+               r.perplexity, r.coverage(),
                trained.model->objective() == model::Objective::kMasked
                    ? fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy)
                    : "");
@@ -47,7 +63,7 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
 }
 
 void run_generate(const std::string& target, const GenerateOptions& options) {
-  auto trained = train::load_trained_model(target, {}, report_skipped(true));
+  auto trained = train::load_trained_model(target, {}, report_skipped(true), options.weights);
   const auto& e = trained.experiment;
   if (trained.model->objective() != model::Objective::kCausal) {
     throw std::runtime_error(fmt::format("{}: a {} model does not generate text; use a gpt or mlp run",

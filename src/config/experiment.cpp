@@ -165,6 +165,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   d.max_document_bytes = data.integer("max_document_bytes", d.max_document_bytes, 1, kMax);
   d.deduplicate = data.boolean("deduplicate", d.deduplicate);
   d.validation_fraction = data.number("validation_fraction", d.validation_fraction, 0.0, 0.5);
+  d.test_fraction = data.number("test_fraction", d.test_fraction, 0.0, 0.5);
   d.dir = data.string("dir", "data/" + e.job.name);
   if (d.dir.empty()) throw ConfigError(fmt::format("{}: data.dir is empty", origins(root, path, {{"data", "dir"}})));
   d.tokenizer = data.string("tokenizer", d.tokenizer);
@@ -181,6 +182,11 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
     throw ConfigError(fmt::format("{}: data.mlm_mask_fraction + data.mlm_random_fraction = {} exceeds 1",
                                   origins(root, path, {{"data", "mlm_mask_fraction"}, {"data", "mlm_random_fraction"}}),
                                   d.mlm_mask_fraction + d.mlm_random_fraction));
+  }
+  if (d.validation_fraction + d.test_fraction >= 1.0) {
+    throw ConfigError(fmt::format("{}: data.validation_fraction + data.test_fraction = {} leaves no training split",
+                                  origins(root, path, {{"data", "validation_fraction"}, {"data", "test_fraction"}}),
+                                  d.validation_fraction + d.test_fraction));
   }
   if (d.min_document_bytes > d.max_document_bytes) {
     throw ConfigError(fmt::format("{}: data.min_document_bytes {} exceeds data.max_document_bytes {}",
@@ -235,6 +241,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   t.device = training.choice("device", t.device);
   t.threads = training.integer("threads", t.threads, 0, 1024);
   t.stop_after = training.integer("stop_after", t.stop_after, 0, kMax);
+  t.ema_decay = training.number("ema_decay", t.ema_decay, 0.0, 0.999999);
   training.finish();
 
   SectionReader parallel(root, "parallel", resolved);
@@ -259,7 +266,10 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   SectionReader eval(root, "eval", resolved);
   EvalConfig& v = e.eval;
   v.interval = eval.integer("interval", v.interval, 0, kMax);
-  v.batches = eval.integer("batches", v.batches, 1, kMax);
+  v.samples = eval.integer("samples", v.samples, 1, std::int64_t{1} << 31);  // data::kMaxEvalSample
+  v.final_eval = eval.choice("final", v.final_eval);
+  v.test = eval.boolean("test", v.test);
+  v.retired_batches = eval.retired("batches");
   v.prompt = eval.string("prompt", v.prompt);
   v.sample_tokens = eval.integer("sample_tokens", v.sample_tokens, 0, 1 << 20);
   v.temperature = eval.number("temperature", v.temperature, 1e-6, 100.0);
@@ -274,6 +284,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   CheckpointConfig& c = e.checkpoint;
   c.interval = checkpoint.integer("interval", c.interval, 0, kMax);
   c.keep = checkpoint.integer("keep", c.keep, 0, kMax);
+  c.keep_best = checkpoint.boolean("keep_best", c.keep_best);
   c.async = checkpoint.boolean("async", c.async);
   const std::string resume = checkpoint.string("resume", "auto");
   c.resume = resume == "auto" ? ResumeMode::kAuto : resume == "never" ? ResumeMode::kNever : ResumeMode::kFile;

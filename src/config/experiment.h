@@ -27,6 +27,9 @@ enum class MergeMode { kBlocking, kOverlapped };
 enum class CommWait { kSpin, kYield, kSleep };
 enum class Signal { kUsr1, kUsr2, kTerm };
 enum class ResumeMode { kAuto, kNever, kFile };
+// What the final evaluation reads: every sequence of the validation split, or
+// the same sample as the periodic evaluations.
+enum class EvalFinal { kFull, kSample };
 
 template <>
 struct ChoiceTable<DataFormat> {
@@ -89,6 +92,11 @@ struct ChoiceTable<CommWait> {
       {{"spin", CommWait::kSpin}, {"yield", CommWait::kYield}, {"sleep", CommWait::kSleep}}};
 };
 template <>
+struct ChoiceTable<EvalFinal> {
+  static constexpr std::array<Choice<EvalFinal>, 2> entries{
+      {{"full", EvalFinal::kFull}, {"sample", EvalFinal::kSample}}};
+};
+template <>
 struct ChoiceTable<Signal> {
   static constexpr std::array<Choice<Signal>, 3> entries{
       {{"USR1", Signal::kUsr1}, {"USR2", Signal::kUsr2}, {"TERM", Signal::kTerm}}};
@@ -113,6 +121,7 @@ struct DataConfig {
   std::int64_t max_document_bytes = 1 << 20;
   bool deduplicate = true;
   double validation_fraction = 0.05;  // of documents, chosen by content hash
+  double test_fraction = 0.0;         // of documents, a third split no run reads before its very end
   std::string dir;                    // prepared data set; default: data/<name>
   std::string tokenizer = "train";    // "train" or the path of a SentencePiece .model
   TokenizerKind tokenizer_model = TokenizerKind::kBpe;
@@ -161,15 +170,28 @@ struct TrainingConfig {
   Device device = Device::kAuto;
   std::int64_t threads = 0;     // per rank; 0: SLURM_CPUS_PER_TASK or cores / local ranks
   std::int64_t stop_after = 0;  // stop with a checkpoint after this step (time-sliced jobs); 0: never
+  // > 0: keep an exponential moving average of the evaluation weights,
+  // ema <- decay * ema + (1 - decay) * weights after every step (train/ema.h).
+  double ema_decay = 0;
 };
 
 struct EvalConfig {
   std::int64_t interval = 200;  // steps between evaluations (0: only at the end)
-  std::int64_t batches = 20;    // validation batches per evaluation, per rank
+  // Sequences of the validation split in every periodic evaluation, all ranks
+  // together: the same seeded sample, spread over the whole split, at every
+  // evaluation and every world size (data/eval_sample.h). The whole split
+  // when it has fewer.
+  std::int64_t samples = 512;
+  EvalFinal final_eval = EvalFinal::kFull;
+  // At the very end, also the whole test split, when the data set has one (data.test_fraction).
+  bool test = true;
   std::string prompt = "def ";  // GPT: the sample printed at the end starts here
   std::int64_t sample_tokens = 64;
   double temperature = 0.8;
   std::int64_t top_k = 40;
+  // `batches` (validation micro-batches per rank) from experiments and
+  // checkpoints made before eval.samples: accepted, ignored, and reported.
+  bool retired_batches = false;
 
   // After step `step` (counted from 1): every `interval` steps, and after the last.
   [[nodiscard]] bool should_eval(std::int64_t step, bool last) const {
@@ -206,8 +228,11 @@ struct ParallelConfig {
 // docs/checkpoints.md. Preemption: `signal` asks every rank to stop at the next
 // step boundary, write a checkpoint and exit with kRequeueExitCode.
 struct CheckpointConfig {
-  std::int64_t interval = 500;            // steps between checkpoints; 0: only at the end and on preemption
-  std::int64_t keep = 3;                  // newest checkpoints kept; 0 keeps all
+  std::int64_t interval = 500;  // steps between checkpoints; 0: only at the end and on preemption
+  std::int64_t keep = 3;        // newest checkpoints kept; 0 keeps all
+  // Also keep the checkpoint of the lowest evaluation loss, never pruned
+  // (written at that evaluation when it is not a checkpoint step).
+  bool keep_best = true;
   bool async = true;                      // write on a background thread while training goes on
   ResumeMode resume = ResumeMode::kAuto;  // auto (newest that verifies), never, or a file
   std::string resume_file;                // resume = kFile

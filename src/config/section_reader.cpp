@@ -53,6 +53,8 @@ const toml::node* SectionReader::find(const std::string& key) {
   return table_ != nullptr ? table_->get(key) : nullptr;
 }
 
+bool SectionReader::retired(const std::string& key) { return find(key) != nullptr; }
+
 std::int64_t SectionReader::integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max) {
   std::int64_t value = fallback;
   if (const toml::node* node = find(key)) {

@@ -51,6 +51,10 @@ class SectionReader {
     return out;
   }
   std::vector<std::string> strings(const std::string& key, const std::vector<std::string>& fallback);
+  // A key older experiments (and the configs stored in older checkpoints)
+  // may hold but nothing reads any more: accepted whatever its value, left
+  // out of the resolved config; true when it was there.
+  bool retired(const std::string& key);
 
   // Throws on any key of the section that no accessor asked for.
   void finish() const;

@@ -44,6 +44,8 @@ std::string fingerprint_of(const config::DataConfig& d, const std::vector<Source
   j["document_bytes"] = {d.min_document_bytes, d.max_document_bytes};
   j["deduplicate"] = d.deduplicate;
   j["validation_fraction"] = d.validation_fraction;
+  // Only when asked for: data sets prepared before the test split keep their fingerprint.
+  if (d.test_fraction > 0) j["test_fraction"] = d.test_fraction;
   j["tokenizer"] = {d.tokenizer, config::name_of(d.tokenizer_model), d.vocab_size, d.tokenizer_max_lines,
                     tokenizer_hash};
   auto& inputs = j["inputs"];
@@ -101,7 +103,8 @@ nlohmann::json stats_json(const PrepareStats& s) {
           {"unknown_or_byte_rate", s.unknown_or_byte_rate},
           {"unigram_entropy", s.unigram_entropy},
           {"train_tokens", s.train_tokens},
-          {"validation_tokens", s.validation_tokens}};
+          {"validation_tokens", s.validation_tokens},
+          {"test_tokens", s.test_tokens}};
 }
 
 PrepareStats stats_from_json(const nlohmann::json& j) {
@@ -120,6 +123,7 @@ PrepareStats stats_from_json(const nlohmann::json& j) {
   s.unigram_entropy = j.value("unigram_entropy", 0.0);
   s.train_tokens = j.at("train_tokens");
   s.validation_tokens = j.at("validation_tokens");
+  s.test_tokens = j.value("test_tokens", std::uint64_t{0});
   return s;
 }
 
@@ -136,7 +140,7 @@ constexpr const char* kMarker = ".hpctrain-data-set";
 // The names prepare writes into a data set: these and nothing else may be deleted.
 bool written_by_prepare(const std::string& name) {
   if (name == kMarker || name == "meta.json" || name == "tokenizer.model") return true;
-  for (const char* split : {"train-", "val-"}) {
+  for (const char* split : {"train-", "val-", "test-"}) {
     const std::string prefix = split;
     if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + 4 && name.ends_with(".bin") &&
         name.find_first_not_of("0123456789", prefix.size()) == name.size() - 4) {
@@ -272,8 +276,14 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   for (const auto& [reason, n] : reader.skipped()) stats.skipped[reason] = n;
   std::vector<Document> train;
   std::vector<Document> validation;
+  std::vector<Document> test;
   std::unordered_set<std::string> seen;
-  const auto threshold = static_cast<std::uint64_t>(d.validation_fraction * 18446744073709551615.0);
+  // Split keys below the first threshold go to validation, then to test: a
+  // test split added later takes its documents from training, never from
+  // validation, so validation curves stay comparable.
+  const auto validation_below = static_cast<std::uint64_t>(d.validation_fraction * 18446744073709551615.0);
+  const auto test_below =
+      static_cast<std::uint64_t>((d.validation_fraction + d.test_fraction) * 18446744073709551615.0);
   for (auto& doc : all) {
     const auto digest = support::sha256(doc.text);
     if (d.deduplicate && !seen.insert(support::to_hex(digest)).second) {
@@ -282,16 +292,18 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
     }
     // Re-hash with a salt so the split is independent of the dedup key.
     const auto split_key = support::leading_u64(support::sha256("split:" + doc.text));
-    (split_key < threshold ? validation : train).push_back(std::move(doc));
+    (split_key < validation_below ? validation : split_key < test_below ? test : train).push_back(std::move(doc));
   }
   all.clear();
-  stats.documents = train.size() + validation.size();
+  stats.documents = train.size() + validation.size() + test.size();
   if (train.empty()) {
     throw DataError(fmt::format("{}: the corpus is empty after filtering ({} files read; skipped: {})", experiment.path,
                                 files.size(), nlohmann::json(stats.skipped).dump()));
   }
-  progress.done(fmt::format("read {} files: {} documents ({} train, {} validation), {} duplicates removed",
-                            files.size(), stats.documents, train.size(), validation.size(), stats.duplicates_removed));
+  progress.done(fmt::format("read {} files: {} documents ({} train, {} validation{}), {} duplicates removed",
+                            files.size(), stats.documents, train.size(), validation.size(),
+                            d.test_fraction > 0 ? fmt::format(", {} test", test.size()) : "",
+                            stats.duplicates_removed));
 
   // Tokenizer.
   Tokenizer tokenizer = [&] {
@@ -344,9 +356,15 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   };
   const SplitInfo train_info = write_split(train, "train");
   const SplitInfo val_info = write_split(validation, "val");
+  nlohmann::json splits = {{"train", split_json(train_info)}, {"val", split_json(val_info)}};
+  if (d.test_fraction > 0) {
+    const SplitInfo test_info = write_split(test, "test");
+    splits["test"] = split_json(test_info);
+    stats.test_tokens = test_info.tokens;
+  }
   stats.train_tokens = train_info.tokens;
   stats.validation_tokens = val_info.tokens;
-  stats.tokens = train_info.tokens + val_info.tokens;
+  stats.tokens = train_info.tokens + val_info.tokens + stats.test_tokens;
   const std::uint64_t separators = stats.documents;
   stats.characters_per_token = static_cast<double>(stats.characters) /
                                static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
@@ -365,7 +383,7 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
                          {"vocab_size", tokenizer.vocab_size()},
                          {"token_bytes", token_bytes},
                          {"eos_id", Tokenizer::kEos},
-                         {"splits", {{"train", split_json(train_info)}, {"val", split_json(val_info)}}},
+                         {"splits", splits},
                          {"stats", stats_json(stats)},
                          {"experiment", experiment.path}};
   for (const auto& f : files) meta["sources"].push_back(f.path.string());
@@ -393,7 +411,7 @@ void print_stats(const PrepareResult& r, std::FILE* out) {
       "  files                {}\n"
       "  documents            {} (duplicates removed {}; skipped: {})\n"
       "  characters           {} ({} bytes)\n"
-      "  tokens               {} (train {}, validation {})\n"
+      "  tokens               {} (train {}, validation {}{})\n"
       "  characters/token     {:.3f}\n"
       "  subword fertility    {:.3f} tokens per word\n"
       "  continued words      {:.2f}%\n"
@@ -402,8 +420,9 @@ void print_stats(const PrepareResult& r, std::FILE* out) {
       "  tokenizer            sha256 {}\n"
       "  fingerprint          {}\n",
       s.files, s.documents, s.duplicates_removed, skipped.empty() ? "none" : skipped, s.characters, s.bytes, s.tokens,
-      s.train_tokens, s.validation_tokens, s.characters_per_token, s.subword_fertility, 100 * s.continued_words,
-      100 * s.unknown_or_byte_rate, s.unigram_entropy, r.tokenizer_hash, r.fingerprint);
+      s.train_tokens, s.validation_tokens, s.test_tokens > 0 ? fmt::format(", test {}", s.test_tokens) : "",
+      s.characters_per_token, s.subword_fertility, 100 * s.continued_words, 100 * s.unknown_or_byte_rate,
+      s.unigram_entropy, r.tokenizer_hash, r.fingerprint);
   (void)std::fputs(text.c_str(), out);
 }
 

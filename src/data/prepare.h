@@ -1,5 +1,5 @@
 // `hpctrain prepare`: corpus -> documents -> exact-duplicate removal ->
-// train/validation split by document -> tokenizer -> packed token shards, with
+// train/validation(/test) split by document -> tokenizer -> packed token shards, with
 // statistics. Deterministic, and idempotent: a data set whose fingerprint (the
 // data config and the input files' names, sizes and modification times) matches
 // is reused. Built in a temporary directory renamed into place at the end, so an
@@ -34,6 +34,7 @@ struct PrepareStats {
   double unigram_entropy = 0;
   std::uint64_t train_tokens = 0;
   std::uint64_t validation_tokens = 0;
+  std::uint64_t test_tokens = 0;  // 0 without a test split (data.test_fraction = 0)
 };
 
 struct PrepareResult {

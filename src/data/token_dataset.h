@@ -27,6 +27,7 @@ class TokenDataset {
 
   [[nodiscard]] std::size_t size() const { return total_samples_; }  // samples
   [[nodiscard]] std::size_t seq_len() const { return seq_len_; }
+  [[nodiscard]] const std::string& split() const { return split_; }
   [[nodiscard]] int vocab_size() const { return vocab_size_; }
   [[nodiscard]] const std::string& tokenizer_hash() const { return tokenizer_hash_; }
   // Of the training split's tokens (prepare's statistics), in nats.

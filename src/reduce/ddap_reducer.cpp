@@ -29,18 +29,6 @@ Moments moments_of(optim::AdamW& optimizer, const model::LanguageModel& model) {
 
 std::string replica_group(int rank) { return fmt::format("replicas/rank-{:05}", rank); }
 
-// Splits a flat vector into GROUP/<parameter name> entries shaped like the model.
-void add_unflattened(ckpt::Snapshot& s, const std::string& group, const torch::Tensor& flat_values,
-                     const model::LanguageModel& model) {
-  std::int64_t offset = 0;
-  for (const auto& item : model.named_parameters()) {
-    const std::int64_t n = item.value().numel();
-    s.tensors.emplace_back(group + "/" + item.key(),
-                           flat_values.narrow(0, offset, n).reshape(item.value().sizes()).clone());
-    offset += n;
-  }
-}
-
 }  // namespace
 
 DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::LanguageModel& model, optim::AdamW& optimizer,
@@ -100,9 +88,9 @@ void DdapReducer::save(ckpt::Snapshot& s) {
     control_.broadcast(steps.data_ptr(), static_cast<std::size_t>(steps.numel()), comm::DType::kInt64, r);
     if (rank != 0) continue;
     const std::string group = replica_group(r);
-    add_unflattened(s, group + "/model", values.narrow(0, 0, n), model_);
-    add_unflattened(s, group + "/optimizer/exp_avg", values.narrow(0, n, n), model_);
-    add_unflattened(s, group + "/optimizer/exp_avg_sq", values.narrow(0, 2 * n, n), model_);
+    ckpt::add_parameters(s, group + "/model", values.narrow(0, 0, n), model_);
+    ckpt::add_parameters(s, group + "/optimizer/exp_avg", values.narrow(0, n, n), model_);
+    ckpt::add_parameters(s, group + "/optimizer/exp_avg_sq", values.narrow(0, 2 * n, n), model_);
     std::size_t i = 0;
     for (const auto& item : model_.named_parameters()) {
       s.tensors.emplace_back(group + "/optimizer/step/" + item.key(),
@@ -115,7 +103,7 @@ void DdapReducer::save(ckpt::Snapshot& s) {
     }
   }
   if (rank != 0) return;
-  add_unflattened(s, "model", d.anchor.to(torch::kCPU), model_);
+  ckpt::add_parameters(s, "model", d.anchor.to(torch::kCPU), model_);
   s.tensors.emplace_back("ddap/anchor", d.anchor.to(torch::kCPU).clone());
   if (d.momentum.defined()) s.tensors.emplace_back("ddap/momentum", d.momentum.to(torch::kCPU).clone());
   if (d.started_at >= 0) s.tensors.emplace_back("ddap/merged", d.merged.to(torch::kCPU).clone());

@@ -72,6 +72,11 @@ class DdapReducer final : public Reducer {
   // the same weights.
   void finish() override;
   [[nodiscard]] std::string summary() const override { return "ddap: " + std::to_string(merges_) + " merges"; }
+  // What a DDAP evaluation measures: the anchor, the model of the last merge
+  // (the same on every rank, what a checkpoint's /model holds and `ckpt
+  // export` ships), not the unmerged replicas.
+  [[nodiscard]] at::Tensor evaluation_weights() const override { return anchor_.clone(); }
+  void with_evaluation_weights(const std::function<void()>& evaluate) override { with_weights(anchor_, evaluate); }
   // Every rank's replica, AdamW state and merge in flight go to rank 0 (each
   // rank broadcasts its own in turn); /model holds the anchor.
   void save(ckpt::Snapshot& snapshot) override;

@@ -6,6 +6,7 @@
 #endif
 #include "reduce/ddap_reducer.h"
 #include "reduce/ddp_reducer.h"
+#include "reduce/flat_parameters.h"
 #include "reduce/local_reducer.h"
 
 namespace hpctrain::reduce {
@@ -35,6 +36,20 @@ optim::GradClip Reducer::optimizer_step(optim::AdamW& optimizer, double max_norm
   if (max_norm > 0) clip = optim::grad_clip(model_.parameters(), max_norm);
   optim::adamw_step(optimizer, clip.scale);
   return clip;
+}
+
+at::Tensor Reducer::evaluation_weights() const { return flatten_parameters(model_); }
+
+void Reducer::with_weights(const at::Tensor& flat, const std::function<void()>& evaluate) {
+  const at::Tensor training = flatten_parameters(model_);
+  unflatten_into_parameters(flat, model_);
+  try {
+    evaluate();
+  } catch (...) {
+    unflatten_into_parameters(training, model_);
+    throw;
+  }
+  unflatten_into_parameters(training, model_);
 }
 
 std::unique_ptr<Reducer> make_reducer(const config::ParallelConfig& parallel, model::LanguageModel& model,

@@ -56,9 +56,16 @@ class Reducer {
   // After finish(): what the reducer did over the run, for the log ("" for nothing to say).
   [[nodiscard]] virtual std::string summary() const { return {}; }
 
-  // Runs `evaluate` with the model holding the weights an evaluation
-  // measures, and restores the training weights afterwards.
+  // The weights an evaluation measures and a user would ship, as one flat
+  // fp32 vector in parameter order on the model's device, the same on every
+  // rank: the model under DDP; under DDAP the anchor, the last merged model.
+  [[nodiscard]] virtual at::Tensor evaluation_weights() const;
+  // Runs `evaluate` with the model holding evaluation_weights(), then puts
+  // the training weights back bit for bit: evaluating never changes training.
   virtual void with_evaluation_weights(const std::function<void()>& evaluate) { evaluate(); }
+  // Runs `evaluate` with the model holding `flat` (evaluation_weights()'s
+  // layout), then puts the training weights back bit for bit.
+  void with_weights(const at::Tensor& flat, const std::function<void()>& evaluate);
 
   // Collective: every rank calls it; rank 0's snapshot is the one written.
   virtual void save(ckpt::Snapshot& snapshot) = 0;

@@ -80,13 +80,39 @@ void Checkpointer::write(std::int64_t step, ckpt::Snapshot snapshot, bool wait) 
     if (auto previous = writer_.wait()) report(*previous);
   }
   const std::size_t bytes = snapshot.bytes();
-  if (writer) writer_.write(ckpt::checkpoint_path(run_dir_, step), std::move(snapshot));
+  const bool keeps_best = experiment_.checkpoint.keep_best && best_step_ >= 0;
+  if (writer) {
+    writer_.write(ckpt::checkpoint_path(run_dir_, step), std::move(snapshot),
+                  keeps_best ? ckpt::checkpoint_path(run_dir_, best_step_) : std::filesystem::path());
+  }
   log_.line(fmt::format("checkpoint at step {}: {:.1f} MB snapshot; training blocked {:.1f} ms", step,
                         static_cast<double>(bytes) / 1e6,
                         1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   if (wait && writer) {
     if (auto written = writer_.wait()) report(*written);
   }
+}
+
+bool Checkpointer::note_evaluation(std::int64_t step, double loss) {
+  if (!experiment_.checkpoint.keep_best) return false;
+  if (best_step_ >= 0 && !(loss < best_loss_)) return false;
+  best_step_ = step;
+  best_loss_ = loss;
+  log_.line(fmt::format("step {}: the lowest evaluation loss so far ({:.4f}); {} is kept as the best checkpoint", step,
+                        loss, ckpt::checkpoint_path(run_dir_, step).string()));
+  return true;
+}
+
+void Checkpointer::save(ckpt::Snapshot& s) const {
+  if (best_step_ < 0) return;
+  s.ints.emplace_back("best_step", best_step_);
+  s.reals.emplace_back("best_eval_loss", best_loss_);
+}
+
+void Checkpointer::load(const ckpt::CheckpointReader& c) {
+  if (!c.file().has_attribute("best_step")) return;
+  best_step_ = c.integer("best_step", 0);
+  best_loss_ = c.real("best_eval_loss");
 }
 
 void Checkpointer::poll() {

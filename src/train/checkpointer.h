@@ -2,7 +2,11 @@
 // (checkpoint.resume: rank 0 verifies and chooses, every rank learns its
 // choice), whether a stored run can continue as this one, and the writes
 // (rank 0, in the background unless a caller must wait), with what each cost
-// in the log. What goes into a checkpoint is each component's own save().
+// in the log, and the best checkpoint (checkpoint.keep_best): the one of the
+// lowest evaluation loss, which pruning never removes. Its step and loss go
+// into every checkpoint (best_step, best_eval_loss), so a resumed run knows
+// it and `--best` finds it from the newest. What else goes into a checkpoint
+// is each component's own save().
 #pragma once
 
 #include <filesystem>
@@ -32,6 +36,13 @@ class Checkpointer {
   // Reports a background write that has finished.
   void poll();
 
+  // An evaluation's loss at `step` (the periodic sample's, so every step is
+  // measured alike). True with checkpoint.keep_best when it is the lowest so
+  // far: this step's checkpoint, which the caller must then write, is the best.
+  bool note_evaluation(std::int64_t step, double loss);
+  void save(ckpt::Snapshot& snapshot) const;
+  void load(const ckpt::CheckpointReader& checkpoint);
+
  private:
   void report(const ckpt::Written& written);
 
@@ -40,6 +51,8 @@ class Checkpointer {
   RunLog& log_;
   std::filesystem::path run_dir_;
   ckpt::CheckpointWriter writer_;
+  std::int64_t best_step_ = -1;  // -1: no evaluation yet
+  double best_loss_ = 0;
 };
 
 // What in the stored run stops `checkpoint` from continuing `now` (the

@@ -1,18 +1,38 @@
 #include "train/trained_model.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
+
+#include "train/weight_average.h"
 
 namespace hpctrain::train {
 
+std::filesystem::path choose_checkpoint(const std::filesystem::path& run_dir_or_checkpoint,
+                                        const std::function<void(const ckpt_file::Verdict&)>& skipped,
+                                        WeightsChoice choice) {
+  return choice.best ? ckpt_file::find_verified_best(run_dir_or_checkpoint, skipped)
+                     : ckpt_file::find_verified_weights(run_dir_or_checkpoint, skipped);
+}
+
+std::string weights_group(WeightsChoice choice) { return choice.ema ? WeightAverage::kGroup : "model"; }
+
 TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoint,
                                 const std::vector<std::string>& overrides,
-                                const std::function<void(const ckpt_file::Verdict&)>& skipped) {
-  const auto path = ckpt_file::find_verified_weights(run_dir_or_checkpoint, skipped);
+                                const std::function<void(const ckpt_file::Verdict&)>& skipped, WeightsChoice choice) {
+  const auto path = choose_checkpoint(run_dir_or_checkpoint, skipped, choice);
   auto info = ckpt_file::read_checkpoint_info(path);
   auto experiment = config::load_experiment_text(info.config_toml, path.string() + " (stored config)", overrides);
   auto tokenizer = data::Tokenizer::load(std::filesystem::path(experiment.data.dir) / "tokenizer.model");
   auto model = model::make_model(experiment.model, tokenizer.vocab_size());
-  ckpt::load_weights(path, *model);
+  const ckpt::Hdf5Reader file(path);
+  const std::string group = weights_group(choice);
+  if (choice.ema && file.members(group).empty()) {
+    throw ckpt::CheckpointError(
+        fmt::format("{}: holds no moving average of the weights (trained without "
+                    "training.ema_decay)",
+                    path.string()));
+  }
+  ckpt::load_parameters(file, group, *model);
   return {path, std::move(info), std::move(experiment), std::move(tokenizer), std::move(model)};
 }
 

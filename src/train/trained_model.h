@@ -18,6 +18,14 @@
 
 namespace hpctrain::train {
 
+// Which weights of a run: its newest checkpoint or its best
+// (checkpoint.keep_best), and the trained weights or their moving average
+// (training.ema_decay).
+struct WeightsChoice {
+  bool best = false;
+  bool ema = false;
+};
+
 struct TrainedModel {
   std::filesystem::path checkpoint;
   ckpt_file::CheckpointInfo info;
@@ -26,10 +34,18 @@ struct TrainedModel {
   std::shared_ptr<model::LanguageModel> model;
 };
 
-// A run directory gives its newest checkpoint that verifies; `skipped` hears
-// about each newer one that does not.
+// A run directory gives its newest checkpoint that verifies (or, with
+// choice.best, its best); `skipped` hears about each newer one that does not.
 TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoint,
                                 const std::vector<std::string>& overrides,
-                                const std::function<void(const ckpt_file::Verdict&)>& skipped);
+                                const std::function<void(const ckpt_file::Verdict&)>& skipped,
+                                WeightsChoice choice = {});
+
+// The checkpoint `choice` picks of a run directory or file, verified.
+std::filesystem::path choose_checkpoint(const std::filesystem::path& run_dir_or_checkpoint,
+                                        const std::function<void(const ckpt_file::Verdict&)>& skipped,
+                                        WeightsChoice choice);
+// The group of the checkpoint holding the chosen weights: "model" or "ema".
+std::string weights_group(WeightsChoice choice);
 
 }  // namespace hpctrain::train

@@ -89,6 +89,14 @@ void Trainer::set_up() {
                         config::name_of(e.parallel.reducer), reducer_->backend()));
   log_.line(reducer_->describe());
 
+  if (e.training.ema_decay > 0) ema_.emplace(e.training.ema_decay, reducer_->evaluation_weights());
+  if (e.eval.retired_batches) {
+    log_.line(fmt::format(
+        "eval.batches is no longer read: evaluations read eval.samples = {} validation sequences spread over the "
+        "whole split (all ranks together), and the final one the whole split (eval.final)",
+        e.eval.samples));
+  }
+
   checkpointer_ = std::make_unique<Checkpointer>(e, world_, log_);
   if (const auto from = checkpointer_->choose_resume()) resume_from(*from);
   preemption_ = std::make_unique<PreemptionSignal>(e.checkpoint.signal);
@@ -122,6 +130,12 @@ void Trainer::resume_from(const std::filesystem::path& path) {
   reducer_->load(checkpoint);
   data_->load(checkpoint);
   window_.load(checkpoint);
+  checkpointer_->load(checkpoint);
+  if (ema_ && !ema_->load(checkpoint, *model_)) {
+    ema_.emplace(ema_->decay(), reducer_->evaluation_weights());
+    log_.line(fmt::format("{} holds no weight average: training.ema_decay starts it from the resumed weights",
+                          checkpoint.name()));
+  }
   {
     at::Generator generator = cpu_generator();
     const std::lock_guard lock(generator.mutex());
@@ -152,10 +166,17 @@ TrainSummary Trainer::run() {
       finish_reducer();
       trained_seconds_ = seconds_since(train_start_) - eval_seconds_;  // before the final evaluation and checkpoint
     }
-    if (evaluator_ && experiment_.eval.should_eval(step_, last)) last_eval_ = evaluate();
-    if (last) print_sample();
+    bool best = false;
+    if (evaluator_ && experiment_.eval.should_eval(step_, last)) {
+      last_eval_ = evaluate(last);
+      best = checkpointer_->note_evaluation(step_, last_eval_->sample.loss);
+    }
+    if (last) {
+      report_test();
+      print_sample();
+    }
     if (stop) log_.line(fmt::format("step {}: {}; writing a checkpoint and stopping", step_, stop_reason()));
-    if (stop || experiment_.checkpoint.should_checkpoint(step_, last)) checkpoint(stop || last);
+    if (stop || best || experiment_.checkpoint.should_checkpoint(step_, last)) checkpoint(stop || last);
     if (stop || last) return finish(stop);
   }
   return finish(false);
@@ -188,6 +209,7 @@ StepResult Trainer::train_step() {
   result.clip = reducer_->optimizer_step(*optimizer_, e.optimizer.grad_clip);
   ++step_;
   reducer_->after_optimizer_step(step_, data_->epoch_ended());
+  if (ema_) ema_->update(reducer_->evaluation_weights());
   return result;
 }
 
@@ -229,25 +251,64 @@ void Trainer::log_window(const StepResult& result) {
   window_.restart(step_);
 }
 
-EvalResult Trainer::evaluate() {
+Evaluation Trainer::evaluate(bool last) {
   const auto start = Clock::now();
-  EvalResult r;
-  reducer_->with_evaluation_weights([&] { r = evaluator_->run(*model_, world_.comm()); });
-  Fields fields = {{"eval_loss", r.loss},
-                   {"eval_perplexity", r.perplexity},
-                   {"eval_tokens", static_cast<double>(r.tokens)},
-                   {"train_s", seconds_since(train_start_) - eval_seconds_}};
-  std::string extra;
-  if (model_->objective() == model::Objective::kMasked) {
-    fields.emplace_back("masked_accuracy", r.masked_accuracy);
-    extra = fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy);
-  }
-  log_.record("eval", step_, fields);
-  log_.line(fmt::format("step {:>6} | eval loss {:.4f} | perplexity {:.2f}{}", step_, r.loss, r.perplexity, extra));
+  auto measure = [&] {
+    return last ? evaluator_->final(*model_, world_.comm()) : evaluator_->periodic(*model_, world_.comm());
+  };
+  Evaluation raw;
+  reducer_->with_evaluation_weights([&] { raw = measure(); });
+  std::optional<Evaluation> average;
+  if (ema_) reducer_->with_weights(ema_->weights(), [&] { average = measure(); });
+  const double train_s = seconds_since(train_start_) - eval_seconds_;
+  const bool masked = model_->objective() == model::Objective::kMasked;
+
+  // One record and line for the sample (every evaluation: the curve), one
+  // more for the whole split when this evaluation read it.
+  auto report = [&](const std::string& kind, const EvalResult& r, const EvalResult* ema) {
+    Fields fields = {{"eval_loss", r.loss},
+                     {"eval_perplexity", r.perplexity},
+                     {"eval_tokens", static_cast<double>(r.tokens)},
+                     {"eval_sequences", static_cast<double>(r.sequences)},
+                     {"eval_full", r.full() ? 1.0 : 0.0},
+                     {"train_s", train_s}};
+    std::string extra;
+    if (masked) {
+      fields.emplace_back("masked_accuracy", r.masked_accuracy);
+      extra = fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy);
+    }
+    if (ema != nullptr) {
+      fields.emplace_back("ema_eval_loss", ema->loss);
+      fields.emplace_back("ema_eval_perplexity", ema->perplexity);
+      extra += fmt::format(" | EMA weights: eval loss {:.4f}, perplexity {:.2f}", ema->loss, ema->perplexity);
+    }
+    log_.record(kind, step_, fields);
+    log_.line(fmt::format("step {:>6} | eval loss {:.4f} | perplexity {:.2f}{} | {}", step_, r.loss, r.perplexity,
+                          extra, r.coverage()));
+  };
+  report("eval", raw.sample, average ? &average->sample : nullptr);
+  if (raw.full) report("eval_full", *raw.full, average && average->full ? &*average->full : nullptr);
+
   const double seconds = seconds_since(start);
   eval_seconds_ += seconds;
   window_.exclude(seconds);
-  return r;
+  return raw;
+}
+
+void Trainer::report_test() {
+  if (!evaluator_) return;
+  const auto start = Clock::now();
+  reducer_->with_evaluation_weights([&] { test_eval_ = evaluator_->test(*model_, world_.comm()); });
+  if (test_eval_) {
+    log_.record("test", step_,
+                {{"test_loss", test_eval_->loss},
+                 {"test_perplexity", test_eval_->perplexity},
+                 {"test_tokens", static_cast<double>(test_eval_->tokens)},
+                 {"test_sequences", static_cast<double>(test_eval_->sequences)}});
+  }
+  const double seconds = seconds_since(start);
+  eval_seconds_ += seconds;
+  window_.exclude(seconds);
 }
 
 void Trainer::checkpoint(bool wait) {
@@ -260,6 +321,8 @@ void Trainer::checkpoint(bool wait) {
   reducer_->save(s);  // the model, the optimizer, the replicas: collective
   data_->save(s);
   window_.save(s);
+  checkpointer_->save(s);
+  if (ema_) ema_->save(s, *model_);
   s.reals.emplace_back("lr", schedule_.at(step_));  // for readers: the step is the schedule's whole state
   {
     at::Generator generator = cpu_generator();
@@ -301,7 +364,8 @@ TrainSummary Trainer::finish(bool stopped) {
   }
   const double train_seconds = trained_seconds_;
   const double speed = tokens_per_second(static_cast<double>(step_ - start_step_) * tokens_per_step_, train_seconds);
-  summary.final_eval = last_eval_;
+  if (last_eval_) summary.final_eval = last_eval_->headline();
+  summary.test_eval = test_eval_;
 
   // Timing over ranks.
   const auto mine = static_cast<std::int64_t>(seconds_since(wall_start_) * 1e6);
@@ -318,14 +382,26 @@ TrainSummary Trainer::finish(bool stopped) {
       world_.size() == 1 ? "" : "s"));
   Fields fields = {
       {"tokens_per_s", speed}, {"train_s", train_seconds}, {"wall_max_s", static_cast<double>(*max_it) / 1e6}};
-  if (last_eval_) {
-    fields.insert(fields.begin(), {"eval_loss", last_eval_->loss});
-    log_.line(
-        fmt::format("validation loss {:.4f} nats (perplexity {:.2f}) against the data's unigram entropy {:.4f} nats",
-                    last_eval_->loss, last_eval_->perplexity, train_set_ ? train_set_->unigram_entropy() : 0.0));
+  if (summary.final_eval) {
+    const EvalResult& v = *summary.final_eval;
+    fields.insert(
+        fields.begin(),
+        {{"eval_loss", v.loss}, {"eval_tokens", static_cast<double>(v.tokens)}, {"eval_full", v.full() ? 1.0 : 0.0}});
+    log_.line(fmt::format(
+        "validation loss {:.4f} nats (perplexity {:.2f}) over {}; the data's unigram entropy is {:.4f} nats", v.loss,
+        v.perplexity, v.coverage(), train_set_ ? train_set_->unigram_entropy() : 0.0));
+  }
+  if (test_eval_) {
+    fields.emplace_back("test_loss", test_eval_->loss);
+    fields.emplace_back("test_tokens", static_cast<double>(test_eval_->tokens));
   }
   log_.record("summary", step_, fields);
   log_.line(fmt::format("final weights sha256: {}", summary.weights_sha256));
+  // Last: the number no tuning has seen.
+  if (test_eval_) {
+    log_.line(fmt::format("test loss {:.4f} nats (perplexity {:.2f}) over {}", test_eval_->loss, test_eval_->perplexity,
+                          test_eval_->coverage()));
+  }
   return summary;
 }
 

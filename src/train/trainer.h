@@ -37,12 +37,14 @@
 #include "train/preemption.h"
 #include "train/step_agreement.h"
 #include "train/training_data.h"
+#include "train/weight_average.h"
 
 namespace hpctrain::train {
 
 struct TrainSummary {
   std::string weights_sha256;            // identical for identical (seed, world size, config)
-  std::optional<EvalResult> final_eval;  // absent when the run stopped early
+  std::optional<EvalResult> final_eval;  // absent when the run stopped early: the whole validation split by default
+  std::optional<EvalResult> test_eval;   // the whole test split, when the data set has one
   std::int64_t steps = 0;                // optimizer steps done, those before a resume included
   bool preempted = false;                // by checkpoint.signal: exit with config::kRequeueExitCode
 };
@@ -92,7 +94,9 @@ class Trainer {
   bool agree_to_stop(const StepResult& result, bool last);
   void log_window(const StepResult& result);
   [[nodiscard]] std::string stop_reason() const;
-  EvalResult evaluate();
+  // The periodic evaluation, or with `last` the final one; the EMA weights beside the raw ones.
+  Evaluation evaluate(bool last);
+  void report_test();
   void checkpoint(bool wait);
   void finish_reducer();
   void print_sample();
@@ -108,6 +112,7 @@ class Trainer {
   std::optional<data::TokenDataset> train_set_;
   std::unique_ptr<TrainingData> data_;
   std::optional<Evaluator> evaluator_;
+  std::optional<WeightAverage> ema_;  // training.ema_decay > 0
   std::int64_t vocab_size_ = 0;
   std::shared_ptr<model::LanguageModel> model_;
   std::unique_ptr<optim::AdamW> optimizer_;
@@ -134,7 +139,8 @@ class Trainer {
   std::chrono::steady_clock::time_point train_start_ = std::chrono::steady_clock::now();  // after the set-up
   double eval_seconds_ = 0;     // left out of the training time
   double trained_seconds_ = 0;  // the training time, once the last step is done
-  std::optional<EvalResult> last_eval_;
+  std::optional<Evaluation> last_eval_;
+  std::optional<EvalResult> test_eval_;
 };
 
 }  // namespace hpctrain::train

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # checkpoint-eval.sh HPCTRAIN EXPERIMENT DATA_DIR: a short run writes its final
 # checkpoint; then
-#  - `hpctrain eval RUN` reproduces the run's final validation loss exactly;
+#  - `hpctrain eval RUN` reproduces the run's final validation loss exactly,
+#    over the whole split, and `--split test` the test loss the run printed
+#    last;
 #  - `hpctrain generate RUN` is deterministic for a seed;
 #  - an architecture mismatch is refused, listing the differences;
 #  - a truncated checkpoint and one with a flipped bit are refused.
@@ -11,11 +13,17 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$hpctrain" train "$experiment" --set "data.dir=$data" --set "job.run_dir=$work/run" --set training.steps=4 \
   --set training.batch_size=4 --set training.micro_batch_size=4 --set model.n_layer=1 --set model.d_model=32 \
-  --set eval.batches=2 --set eval.sample_tokens=0 >"$work/train.out" 2>&1 || { cat "$work/train.out"; exit 1; }
+  --set eval.samples=16 --set eval.sample_tokens=0 >"$work/train.out" 2>&1 || { cat "$work/train.out"; exit 1; }
 trained=$(grep -o 'eval loss [0-9.]*' "$work/train.out" | tail -1 | cut -d' ' -f3)
 evaluated=$("$hpctrain" eval "$work/run" | grep -o 'validation loss [0-9.]*' | cut -d' ' -f3)
 [[ $trained == "$evaluated" ]] || { echo "FAIL: training ended at eval loss $trained, hpctrain eval says $evaluated"; exit 1; }
 echo "ok: hpctrain eval reproduces the final validation loss $evaluated"
+last=$(grep -v '^$' "$work/train.out" | tail -1)
+[[ $last =~ ^test\ loss\ ([0-9.]+)\ nats\ \(perplexity\ [0-9.]+\)\ over\ [0-9]+\ tokens,\ all\ [0-9]+\ sequences\ of\ the\ test\ split$ ]] ||
+  { echo "FAIL: the run's last line is not the test split's loss: $last"; exit 1; }
+tested=$("$hpctrain" eval "$work/run" --split test | grep -o 'test loss [0-9.]*' | cut -d' ' -f3)
+[[ ${BASH_REMATCH[1]} == "$tested" ]] || { echo "FAIL: the run's test loss ${BASH_REMATCH[1]}, hpctrain eval says $tested"; exit 1; }
+echo "ok: the run's last line is the test split's loss, $tested, and hpctrain eval --split test reproduces it"
 
 a=$("$hpctrain" generate "$work/run" --prompt "def " --tokens 20 --seed 5)
 b=$("$hpctrain" generate "$work/run" --prompt "def " --tokens 20 --seed 5)

@@ -16,7 +16,7 @@ run=$work/run
 ckpts=$run/checkpoints
 # A model big enough (about 60 MB of checkpoint) that each write takes a while.
 common=(--set "data.dir=$data" --set "job.run_dir=$run" --set training.batch_size=2 --set training.micro_batch_size=2
-  --set model.n_layer=2 --set model.d_model=256 --set eval.interval=0 --set eval.batches=1 --set eval.sample_tokens=0
+  --set model.n_layer=2 --set model.d_model=256 --set eval.interval=0 --set eval.samples=8 --set eval.final=sample --set eval.sample_tokens=0
   --set checkpoint.interval=2 --set checkpoint.keep=0 --set checkpoint.async=true)
 
 # 1. kill -9 during a write. Start, wait for a first complete checkpoint, then
@@ -80,7 +80,7 @@ grep -q "skipping checkpoint $flipped: .*fails its checksum" "$work/skip.out" &&
   { cat "$work/skip.out"; echo "FAIL: auto-resume did not skip the damaged files by name"; exit 1; }
 echo "ok: verify names both damaged files; auto-resume skips them and takes $(basename "$good")"
 newest_good=$(find "$ckpts" -name 'step-*.h5' ! -name 'step-9000000*' | sort | tail -n 1)
-out=$("$hpctrain" eval "$run" --set eval.batches=1 2>&1) || { echo "$out"; exit 1; }
+out=$("$hpctrain" eval "$run" --sample --set eval.samples=4 2>&1) || { echo "$out"; exit 1; }
 grep -q "skipping checkpoint $flipped: .*fails its checksum" <<<"$out" &&
   grep -q "skipping checkpoint $truncated: .*not a readable HDF5 file" <<<"$out" &&
   grep -q "^checkpoint $newest_good " <<<"$out" ||

@@ -27,72 +27,12 @@
 #include "train/trainer.h"
 #include "train/training_data.h"
 #include "train/weights.h"
+#include "trainer_fixture.h"
 
 namespace hpctrain::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TrainerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const char* data = std::getenv("HPCTRAIN_TEST_DATA");  // NOLINT(concurrency-mt-unsafe): before any thread
-    ASSERT_NE(data, nullptr) << "HPCTRAIN_TEST_DATA names the prepared quickstart data set";
-    data_ = data;
-    world_ = std::make_unique<comm::World>(testing::mpi_runtime(), env_, comm::WorldOptions{});
-    // One directory for every rank: rank 0 names it.
-    std::string dir = fs::temp_directory_path() / ("trainer-test-" + std::to_string(getpid()));
-    dir = comm::broadcast_string(world_->comm(), dir, 0);
-    work_ = dir;
-  }
-  void TearDown() override {
-    world_->comm().barrier();
-    if (world_->rank() == 0) fs::remove_all(work_);
-  }
-
-  // A tiny GPT on the quickstart data, 4 samples a step per rank, in RUN.
-  config::Experiment experiment(const std::string& run, std::vector<std::string> overrides = {}) const {
-    std::vector<std::string> all = {"data.dir=" + data_,
-                                    "job.run_dir=" + (work_ / run).string(),
-                                    "data.seq_len=32",
-                                    "model.n_layer=1",
-                                    "model.n_head=2",
-                                    "model.d_model=32",
-                                    "training.batch_size=" + std::to_string(4 * world_->size()),
-                                    "training.micro_batch_size=4",
-                                    "training.threads=1",
-                                    "optimizer.lr=0.003",
-                                    "schedule.warmup_steps=2",
-                                    "eval.batches=1",
-                                    "eval.sample_tokens=0",
-                                    "eval.interval=0",
-                                    "checkpoint.interval=0"};
-    all.insert(all.end(), overrides.begin(), overrides.end());
-    return config::load_experiment(HPCTRAIN_SOURCE_DIR "/jobs/quickstart.toml", all);
-  }
-
-  // Records of `kind` in a run's metrics.jsonl: step -> record.
-  std::map<std::int64_t, nlohmann::json> records(const std::string& run, const std::string& kind) const {
-    std::map<std::int64_t, nlohmann::json> out;
-    std::ifstream in(work_ / run / "metrics.jsonl");
-    for (std::string line; std::getline(in, line);) {
-      const auto j = nlohmann::json::parse(line);
-      if (j["kind"] == kind) out[j["step"].get<std::int64_t>()] = j;
-    }
-    return out;
-  }
-
-  static std::set<std::int64_t> steps_of(const std::map<std::int64_t, nlohmann::json>& r) {
-    std::set<std::int64_t> s;
-    for (const auto& [step, record] : r) s.insert(step);
-    return s;
-  }
-
-  cluster::Environment env_ = cluster::Environment::current();
-  std::unique_ptr<comm::World> world_;
-  std::string data_;
-  fs::path work_;
-};
 
 TEST_F(TrainerTest, RecordsEvaluationsAndCheckpointsFollowTheirIntervalsAndTheLastStep) {
   const auto e = experiment("intervals", {"training.steps=10", "logging.interval=3", "eval.interval=4",
@@ -114,24 +54,12 @@ TEST_F(TrainerTest, RecordsEvaluationsAndCheckpointsFollowTheirIntervalsAndTheLa
 }
 
 TEST_F(TrainerTest, AStopAndAResumeEndWhereAStraightRunEnds) {
-  const std::vector<std::string> common = {"training.steps=6", "logging.interval=1", "eval.interval=2"};
-  std::vector<std::string> stopped = common;
-  stopped.emplace_back("training.stop_after=3");
-  std::string straight_sha;
-  {
-    Trainer trainer(experiment("straight", common), *world_, env_);
-    straight_sha = trainer.run().weights_sha256;
-  }
-  {
-    Trainer first(experiment("resumed", stopped), *world_, env_);
-    const TrainSummary s = first.run();
-    EXPECT_EQ(s.steps, 3);
-    EXPECT_FALSE(s.preempted);
-    EXPECT_FALSE(s.final_eval.has_value());
-  }
-  Trainer second(experiment("resumed", common), *world_, env_);
-  EXPECT_EQ(second.step(), 3);
-  EXPECT_EQ(second.run().weights_sha256, straight_sha);
+  const auto runs = straight_and_resumed("stop", {"training.steps=6", "logging.interval=1", "eval.interval=2"}, 3);
+  EXPECT_EQ(runs.stopped.steps, 3);
+  EXPECT_FALSE(runs.stopped.preempted);
+  EXPECT_FALSE(runs.stopped.final_eval.has_value());
+  EXPECT_EQ(runs.resumed_at, 3);
+  EXPECT_EQ(runs.resumed.weights_sha256, runs.straight.weights_sha256);
   if (world_->rank() != 0) return;
   // Every record of the straight run, bit for bit, but the speeds.
   auto strip = [](std::map<std::int64_t, nlohmann::json> r) {
@@ -141,7 +69,7 @@ TEST_F(TrainerTest, AStopAndAResumeEndWhereAStraightRunEnds) {
     return r;
   };
   for (const char* kind : {"train", "eval"}) {
-    EXPECT_EQ(strip(records("resumed", kind)), strip(records("straight", kind))) << kind;
+    EXPECT_EQ(strip(records("stop-resumed", kind)), strip(records("stop-straight", kind))) << kind;
   }
 }
 

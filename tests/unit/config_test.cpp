@@ -84,6 +84,35 @@ TEST_F(ConfigTest, TheCommunicatorsWaitIsAChoice) {
       path_.string() + ":2:13: parallel.comm_wait: 'spinn' is not one of spin, yield, sleep (did you mean 'spin'?)");
 }
 
+TEST_F(ConfigTest, EvaluationKeys) {
+  const auto defaults = load_experiment(write(""));
+  EXPECT_EQ(defaults.eval.samples, 512);
+  EXPECT_EQ(defaults.eval.final_eval, EvalFinal::kFull);
+  EXPECT_TRUE(defaults.checkpoint.keep_best);
+  EXPECT_EQ(defaults.training.ema_decay, 0.0);
+  EXPECT_EQ(defaults.data.test_fraction, 0.0);
+  const auto e = load_experiment(write("[eval]\nsamples = 64\nfinal = \"sample\"\n[data]\ntest_fraction = 0.1\n"),
+                                 {"training.ema_decay=0.99", "checkpoint.keep_best=false"});
+  EXPECT_EQ(e.eval.samples, 64);
+  EXPECT_EQ(e.eval.final_eval, EvalFinal::kSample);
+  EXPECT_EQ(e.data.test_fraction, 0.1);
+  EXPECT_EQ(e.training.ema_decay, 0.99);
+  EXPECT_FALSE(e.checkpoint.keep_best);
+  EXPECT_EQ(error_of("[eval]\nfinal = \"all\"\n"),
+            path_.string() + ":2:9: eval.final: 'all' is not one of full, sample (did you mean 'full'?)");
+  EXPECT_EQ(error_of("", {"training.ema_decay=1"}),
+            "--set training.ema_decay=1: training.ema_decay: 1 is out of range [0, 0.999999]");
+  EXPECT_EQ(error_of("[data]\nvalidation_fraction = 0.5\ntest_fraction = 0.5\n"),
+            path_.string() + ":2:23, " + path_.string() +
+                ":3:17: data.validation_fraction + data.test_fraction = 1 leaves no training split");
+  // eval.batches, from experiments and stored configs made before eval.samples:
+  // accepted, noted, and gone from the resolved config.
+  const auto old = load_experiment(write("[eval]\nbatches = 8\n"));
+  EXPECT_TRUE(old.eval.retired_batches);
+  EXPECT_EQ(old.resolved_toml.find("batches"), std::string::npos);
+  EXPECT_FALSE(defaults.eval.retired_batches);
+}
+
 TEST_F(ConfigTest, OverrideErrorsNameTheOverride) {
   EXPECT_EQ(error_of("", {"data.vocab_size=12"}),
             "--set data.vocab_size=12: data.vocab_size: 12 is out of range [300, 1048576]");

@@ -102,6 +102,26 @@ TEST_F(DataPipelineTest, PreparationIsDeterministic) {
   EXPECT_EQ(b.stats.tokens, a.stats.tokens);
 }
 
+TEST_F(DataPipelineTest, ATestSplitComesFromTrainingNeverFromValidation) {
+  for (int d = 0; d < 60; ++d)
+    file("corpus/more/m" + std::to_string(d) + ".py", "x = " + std::to_string(d * 7919) + "\n");
+  const auto before = prepare(experiment({"data.validation_fraction=0.2"}), log_);
+  EXPECT_THROW(TokenDataset(before.dir, "test", 4), DataError);
+  EXPECT_EQ(before.stats.test_tokens, 0U);
+  // The same tokenizer, so that token counts compare: only the split changes.
+  fs::copy_file(before.dir / "tokenizer.model", root_ / "tokenizer.model");
+  const auto after = prepare(experiment({"data.validation_fraction=0.2", "data.test_fraction=0.3",
+                                         "data.tokenizer=" + (root_ / "tokenizer.model").string()}),
+                             log_);
+  EXPECT_NE(after.fingerprint, before.fingerprint);
+  EXPECT_EQ(after.stats.validation_tokens, before.stats.validation_tokens);
+  EXPECT_GT(after.stats.test_tokens, 0U);
+  EXPECT_EQ(after.stats.train_tokens + after.stats.test_tokens, before.stats.train_tokens);
+  const TokenDataset test(after.dir, "test", 4, after.tokenizer_hash);
+  EXPECT_EQ(test.size(), (after.stats.test_tokens - 1) / 4);
+  EXPECT_EQ(test.split(), "test");
+}
+
 TEST_F(DataPipelineTest, LoaderReadsFixedLengthSamplesFromTheShards) {
   const auto result = prepare(experiment(), log_);
   const TokenDataset train(result.dir, "train", 16, result.tokenizer_hash);

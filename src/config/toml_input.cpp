@@ -183,9 +183,11 @@ class DepthScanner {
   };
 
   // A value (possibly spanning lines inside arrays) at `base` depth. A quote
-  // starts a string only where a value starts: toml++ reads the rest of a
-  // token it cannot type (`09a"b...`) up to whitespace or a bracket, quotes
-  // and all, and must not meet a non-ASCII byte there either.
+  // starts a string, and '[' or '{' an array or inline table, only where a
+  // value starts: toml++ reads the rest of a token it cannot type (`09a"b`,
+  // `0{a="b`) up to a value terminator (whitespace, ',', ']', '}' or '#'),
+  // quotes and opening brackets included, and must not meet a non-ASCII byte
+  // there either.
   void value(int base) {
     std::vector<Open> open;
     bool fresh = true;  // where a value may start
@@ -193,12 +195,13 @@ class DepthScanner {
       const char c = text_[i_];
       if (c == '\n' && open.empty()) return;
       const bool was_fresh = fresh;
-      fresh = c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == '[' || c == '=';
+      const bool opens = (c == '[' || c == '{') && was_fresh;
+      fresh = c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || opens;
       if ((c == '"' || c == '\'') && was_fresh) {
         skip_string();
       } else if (c == '#') {
         skip_comment();
-      } else if (c == '[' || c == '{') {
+      } else if (opens) {
         const int depth = (open.empty() ? base : open.back().depth) + 1;
         check(depth);
         open.push_back({c, depth});

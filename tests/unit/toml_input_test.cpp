@@ -88,8 +88,13 @@ TEST(TomlLimits, NonAsciiOnlyInStringsAndCommentsAndClosersMatch) {
   EXPECT_EQ(error_of("x = \"\xc3\xa9\\u00e9\" # \xc3\xbc\n\"\xc3\xa9\" = '\xc3\xa9'\n[\"\xc3\xa9\"]\n"
                      "y = '''\xc3\xa9'''\nz = \"\"\"\xc3\xa9\"\"\"\n"),
             "no error");
-  // toml++ reads a token it cannot type up to whitespace or a bracket, quotes
-  // and all: a quote inside it starts no string.
+  // toml++ reads a token it cannot type up to a value terminator
+  // (whitespace, ',', ']', '}', '#'), quotes and opening brackets and all: a
+  // quote inside it starts no string, a '{' or '[' inside it opens nothing.
+  EXPECT_EQ(error_of("a=0{a={\"'''`-\x13''\xef\xbb\xbb'\n"),  // found by the mustache harness
+            "t.toml:1:17: a non-ASCII character outside a string or comment (TOML allows them only there)");
+  EXPECT_EQ(error_of("a=1[\"\xc2\xa1\"]\n"),
+            "t.toml:1:6: a non-ASCII character outside a string or comment (TOML allows them only there)");
   EXPECT_EQ(error_of("v = 09m\"_\xd2\x8c\"\n"),
             "t.toml:1:10: a non-ASCII character outside a string or comment (TOML allows them only there)");
   EXPECT_NE(error_of("a\"\xc3\xa9\" = 1\n"), "no error");

@@ -42,7 +42,7 @@ std::string escape_html(const std::string& value);
 // kMaxRenderSteps nodes are rendered (sections over large data, or partials
 // that include others several times, multiply the work exponentially).
 constexpr int kMaxNesting = 100;
-constexpr std::size_t kMaxOutputBytes = std::size_t{64} << 20;
+constexpr std::size_t kMaxOutputBytes = std::size_t{16} << 20;
 constexpr std::size_t kMaxRenderSteps = std::size_t{4} << 20;  // a 100,000-point sweep takes ~600,000
 std::string render_mustache(const std::string& template_text, const nlohmann::json& data, const PartialSource& partials,
                             const Escape& escape, const std::string& origin);

@@ -23,7 +23,7 @@ ExportResult export_safetensors(const std::filesystem::path& checkpoint, const s
   std::vector<torch::Tensor> tensors;
   std::size_t offset = 0;
   for (const auto& name : names) {
-    torch::Tensor t = read_tensor(file, group + "/" + name).to(torch::kFloat32).contiguous();
+    torch::Tensor t = read_tensor(file, fmt::format("{}/{}", group, name)).to(torch::kFloat32).contiguous();
     const std::size_t bytes = static_cast<std::size_t>(t.numel()) * sizeof(float);
     header[name] = {{"dtype", "F32"}, {"shape", t.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;

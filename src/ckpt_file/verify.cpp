@@ -209,7 +209,7 @@ std::filesystem::path find_verified_best(const std::filesystem::path& run_dir,
     throw CheckpointError(
         fmt::format("{}: best_step {} lies after the checkpoint's own step {}", newest.string(), best, step));
   }
-  const auto path = newest.parent_path() / checkpoint_file_name(best);
+  auto path = newest.parent_path() / checkpoint_file_name(best);
   if (!std::filesystem::exists(path)) {
     throw CheckpointError(
         fmt::format("{}: names {} as the best checkpoint, and it is gone", newest.string(), path.string()));

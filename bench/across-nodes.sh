@@ -3,45 +3,49 @@
 # users run them: `jobgen --submit` on a real SLURM cluster (the test harness,
 # tests/cluster/slurm-cluster.sh: one network namespace per node), one rank per
 # node, MPI over TCP on the inter-node link (UCX_TLS=tcp,self: otherwise the
-# simulated nodes, one machine, would use shared memory), the
-# link unlimited, then limited to 1 Gbit/s and to 100 Mbit/s with tbf.
+# simulated nodes, one machine, would use shared memory), the link limited to
+# 100 Mbit/s with tbf.
 #
-# Configurations, all on the quickstart model and data (jobs/quickstart.toml):
-#   ddp              DDP, buckets (<= 2 MiB) overlapped with backward
-#   ddp-serial       DDP, the same buckets reduced after backward
-#   ddap-blocking    DDAP, average merge every 16 steps, blocking (all ranks wait)
-#   ddap-overlapped  DDAP, the same merge overlapped, applied 4 steps later
+# Fixed here, before any run (bench/report_across_nodes.py computes from them):
+#   the run length:     STEPS optimizer steps of the quickstart (model, data,
+#                       batch of 16 x 256 tokens, schedule, seed);
+#   the evaluations:    every EVAL_EVERY steps, each over the whole validation
+#                       split (eval.samples larger than the split);
+#   the target:         DDP's final whole-split eval loss x 1.01;
+#   the headline:       training seconds until a run's eval loss first reaches
+#                       the target (interpolated between evaluations), then
+#                       tokens/s;
+#   the configurations: ddp (buckets of <= 2 MiB overlapped with backward),
+#                       and DDAP with each merge rule, average, ties and diloco
+#                       (outer Nesterov momentum 0.9, outer learning rate 0.7),
+#                       every MERGE_EVERY steps, blocking or overlapped (applied
+#                       MERGE_DELAY steps later).
+# Each rank's 8 sequences per step go through one micro-batch, so all of DDP's
+# backward can overlap communication. Results (metrics.jsonl per run, the
+# link's allreduce bandwidth) go to OUT; bench/report_across_nodes.py then
+# writes docs/benchmarks.md and its plots (gnuplot).
 #
-# Every run trains the same number of tokens from the same seed, evaluating
-# every EVAL_EVERY steps. Each rank's 8 sequences per step go through one
-# micro-batch, so all of DDP's backward can overlap communication (with the
-# quickstart's micro-batch of 4, the first of two backwards runs under no_sync).
-# Results (metrics.jsonl per run, the link's allreduce
-# bandwidth per rate) go to OUT; bench/report_across_nodes.py then writes
-# docs/benchmarks.md and its PNG plots (gnuplot).
-#
-#   bench/across-nodes.sh [--steps N] [--out DIR] [--rates "unlimited 1gbit 100mbit"]
+#   bench/across-nodes.sh [--out DIR] [--rates "100mbit ..."] [--configs "ddp ..."]
 #   bench/across-nodes.sh --report-only [--out DIR]     (redo the report)
 #
-# Needs root (the cluster harness) and a build (README). About 35 minutes
-# with the defaults on 2 cores.
+# Needs root (the cluster harness) and a build (README). About an hour on
+# 2 cores.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${HPCT_BUILD:-$repo/build}
 out=$repo/bench/results/across-nodes
-steps=80
-eval_every=10
-rates="unlimited 1gbit 100mbit"
-configs="ddp ddp-serial ddap-blocking ddap-overlapped"
+readonly STEPS=400 EVAL_EVERY=20 MERGE_EVERY=16 MERGE_DELAY=4
+rates="100mbit"
+configs="ddp ddap-average-blocking ddap-average-overlapped ddap-ties-blocking ddap-ties-overlapped
+         ddap-diloco-blocking ddap-diloco-overlapped"
 report_only=false
 while (($#)); do
   case $1 in
-    --steps) steps=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --rates) rates=${2:?}; shift 2 ;;
     --configs) configs=${2:?}; shift 2 ;;
     --report-only) report_only=true; shift ;;
-    *) echo "usage: ${0##*/} [--steps N] [--out DIR] [--rates LIST] [--configs LIST] [--report-only]" >&2; exit 2 ;;
+    *) echo "usage: ${0##*/} [--out DIR] [--rates LIST] [--configs LIST] [--report-only]" >&2; exit 2 ;;
   esac
 done
 out=$(mkdir -p "$out" && cd "$out" && pwd)
@@ -62,10 +66,11 @@ ddp_buckets="--set parallel.bucket_cap_mb=2"
 reducer_settings() {  # CONFIG -> --set options
   case $1 in
     ddp) echo "--set parallel.reducer=ddp --set parallel.overlap=true $ddp_buckets" ;;
-    ddp-serial) echo "--set parallel.reducer=ddp --set parallel.overlap=false $ddp_buckets" ;;
-    ddap-blocking) echo "--set parallel.reducer=ddap --set parallel.merge_every=16 --set parallel.merge_mode=blocking" ;;
-    ddap-overlapped)
-      echo "--set parallel.reducer=ddap --set parallel.merge_every=16 --set parallel.merge_mode=overlapped --set parallel.merge_delay=4"
+    ddap-*-blocking | ddap-*-overlapped)
+      local merge=${1#ddap-} mode=${1##*-}
+      merge=${merge%-*}
+      echo "--set parallel.reducer=ddap --set parallel.merge=$merge --set parallel.merge_every=$MERGE_EVERY" \
+        "--set parallel.merge_mode=$mode --set parallel.merge_delay=$MERGE_DELAY"
       ;;
     *) echo "${0##*/}: unknown configuration $1" >&2; exit 2 ;;
   esac
@@ -79,6 +84,8 @@ data=$out/data
 
 # What was measured: the commit, and whether the tree had changes on top.
 git -C "$repo" describe --always --dirty >"$out/commit.txt"
+printf 'steps=%s eval_every=%s merge_every=%s merge_delay=%s\n' "$STEPS" "$EVAL_EVERY" "$MERGE_EVERY" "$MERGE_DELAY" \
+  >"$out/settings.txt"
 
 prefix=$(mktemp -d /tmp/hpct-bench.XXXXXX)
 cluster() { "$repo/tests/cluster/slurm-cluster.sh" "$@"; }
@@ -111,8 +118,9 @@ for rate in $rates; do
     submitted=$("$build/jobgen" "$repo/jobs/quickstart-2node.toml" --set slurm.ntasks_per_node=1 \
       --set slurm.cpus_per_task=1 --cluster local-tcp --set "slurm.executable=$build/hpctrain" \
       --set "slurm.log_dir=$out/$rate" --set "job.name=$config" --set "job.run_dir=$out/$run" \
-      --set "data.dir=$data" --set "training.steps=$steps" --set "eval.interval=$eval_every" --set eval.batches=4 \
-      --set eval.sample_tokens=0 --set checkpoint.interval=0 --set training.micro_batch_size=8 \
+      --set "data.dir=$data" --set "training.steps=$STEPS" --set "eval.interval=$EVAL_EVERY" \
+      --set eval.samples=1000000000 --set eval.final=full --set eval.test=false --set eval.sample_tokens=0 \
+      --set checkpoint.interval=0 --set checkpoint.keep_best=false --set training.micro_batch_size=8 \
       $(reducer_settings "$config") --submit)
     id=${submitted#submitted batch job }
     state=$(wait_for_job "$id")

@@ -96,7 +96,7 @@ for h in "${harnesses[@]}"; do
   dir=$work/$h
   last=$(grep -E '^#[0-9]+: cov: ' "$dir/log" | tail -1 || true)
   runs=$(grep -oP '^#\K[0-9]+' <<<"$last" || true)
-  secs=$(grep -oP 'time: \K[0-9]+' <<<"$last" || true)
+  secs=$(grep -oP '\btime: \K[0-9]+' <<<"$last" || true)
   [[ -z $secs || $secs == 0 ]] && secs=$seconds
   found=$(find "$dir/findings" -type f | wc -l)
   covered=$(grep -E "^(UN)?COVERED_FUNC: .*(${targets[$h]})" "$dir/coverage.log" |

@@ -31,24 +31,14 @@ repo=$PWD
 fuzz_repo=$repo
 # shellcheck source=bench/fuzz_findings.sh
 source bench/fuzz_findings.sh
+# shellcheck source=bench/fuzz_harnesses.sh
+source bench/fuzz_harnesses.sh
 seconds=600
 commit=0bfe22f
 work=/tmp/hpctrain-fuzz-before
 jobs=2
 report_only=0
-harnesses=()
-while (($#)); do
-  case $1 in
-    --time) seconds=$2; shift 2 ;;
-    --commit) commit=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --jobs) jobs=$2; shift 2 ;;
-    --report-only) report_only=1; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
-    *) harnesses+=("$1"); shift ;;
-  esac
-done
-((${#harnesses[@]})) || harnesses=(hostlist experiment mustache mustache_shapes batch_script checkpoint checkpoint_edits token_data)
+parse_fuzz_options 2,27 "$@"
 
 tree=$work/tree
 mkdir -p "$work"
@@ -70,11 +60,6 @@ declare -A sources=(
 )
 sources[checkpoint_edits]=${sources[checkpoint]}
 sources[mustache_shapes]=${sources[mustache]}
-declare -A max_len=([hostlist]=4096 [experiment]=65536 [mustache]=65536 [batch_script]=4096
-                    [checkpoint]=700000 [checkpoint_edits]=4096 [mustache_shapes]=4096
-                    [token_data]=65536)
-declare -A malloc_mb=([hostlist]=256 [experiment]=2048 [mustache]=2048 [batch_script]=2048 [checkpoint]=2048
-                      [checkpoint_edits]=2048 [mustache_shapes]=2048 [token_data]=2048)
 
 sanitizers=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O2)
 common=(-I"$tree/src" -I"$repo/tests/fuzz" -DTOML_HEADER_ONLY=1 -DHPCTRAIN_SOURCE_DIR="\"$tree\""
@@ -110,28 +95,12 @@ run_one() {
   local h=$1 dir=$work/$1
   rm -rf "$dir/corpus" "$dir/findings" && mkdir -p "$dir/corpus" "$dir/findings"
   cp "$repo/tests/fuzz/corpus/$h"/seed-* "$dir/corpus/"
-  local dict=()
-  [[ -f $repo/tests/fuzz/dict/$h.dict ]] && dict=(-dict="$repo/tests/fuzz/dict/$h.dict")
-  (cd "$dir" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-    LSAN_OPTIONS="suppressions=$repo/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
-    ./"fuzz_$h" corpus "${dict[@]}" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-      -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -malloc_limit_mb="${malloc_mb[$h]}" \
-      -max_len="${max_len[$h]}" -artifact_prefix=findings/ >log 2>&1) || true
+  fuzz_fork "$dir/fuzz_$h" "$h" "$dir"
 }
 
 if ((!report_only)); then
   for h in "${harnesses[@]}"; do build_one "$h"; done
-  running=0
-  for h in "${harnesses[@]}"; do
-    echo "fuzz-before-fixes: $h for ${seconds} s ($work/$h/log)"
-    run_one "$h" &
-    running=$((running + 1))
-    if ((running >= jobs)); then
-      wait -n
-      running=$((running - 1))
-    fi
-  done
-  wait
+  run_harnesses run_one
 fi
 
 for h in "${harnesses[@]}"; do

@@ -18,31 +18,14 @@ cd "$(dirname "$0")/.."
 fuzz_repo=$PWD
 # shellcheck source=bench/fuzz_findings.sh
 source bench/fuzz_findings.sh
+# shellcheck source=bench/fuzz_harnesses.sh
+source bench/fuzz_harnesses.sh
 seconds=600
 jobs=2
 work=/tmp/hpctrain-fuzz
 report_only=0
-harnesses=()
-while (($#)); do
-  case $1 in
-    --time) seconds=$2; shift 2 ;;
-    --jobs) jobs=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --report-only) report_only=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
-    *) harnesses+=("$1"); shift ;;
-  esac
-done
-((${#harnesses[@]})) || harnesses=(hostlist experiment mustache mustache_shapes batch_script checkpoint checkpoint_edits token_data)
+parse_fuzz_options 2,15 "$@"
 
-# Inputs as large as each reader meets: a checkpoint seed is ~600 kB.
-declare -A max_len=([hostlist]=4096 [experiment]=65536 [mustache]=65536 [batch_script]=4096
-                    [checkpoint]=700000 [checkpoint_edits]=4096 [mustache_shapes]=4096
-                    [token_data]=65536)
-# Memory a single input may take: an expanded hostlist of the largest size
-# SLURM allows is tens of MB, so more means an unbounded expansion.
-declare -A malloc_mb=([hostlist]=256 [experiment]=2048 [mustache]=2048 [batch_script]=2048 [checkpoint]=2048
-                      [checkpoint_edits]=2048 [mustache_shapes]=2048 [token_data]=2048)
 # The functions each harness is there to reach (coverage is reported for these).
 declare -A targets=(
   [hostlist]='expand_hostlist|compress_hostlist'
@@ -59,14 +42,7 @@ run_one() {
   local h=$1 dir=$work/$1
   rm -rf "$dir" && mkdir -p "$dir/corpus" "$dir/findings"
   cp -r "tests/fuzz/corpus/$h/." "$dir/corpus/"
-  local dict=()
-  [[ -f tests/fuzz/dict/$h.dict ]] && dict=(-dict="$PWD/tests/fuzz/dict/$h.dict")
-  # Leaks count as findings, like crashes.
-  (cd "$dir" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-    LSAN_OPTIONS="suppressions=$fuzz_repo/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
-    "$fuzz_repo/build-fuzz/fuzz/fuzz_$h" corpus "${dict[@]}" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
-      -ignore_ooms=1 -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -malloc_limit_mb="${malloc_mb[$h]}" \
-      -max_len="${max_len[$h]}" -artifact_prefix=findings/ >log 2>&1) || true
+  fuzz_fork "$fuzz_repo/build-fuzz/fuzz/fuzz_$h" "$h" "$dir"
   # Fork mode prints no coverage per function: one pass over the grown corpus does.
   (cd "$dir" && ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 \
     "$fuzz_repo/build-fuzz/fuzz/fuzz_$h" corpus -runs=0 -timeout=30 -rss_limit_mb=2048 \
@@ -77,18 +53,10 @@ if ((!report_only)); then
   cmake --preset fuzz >/dev/null
   cmake --build --preset fuzz
   mkdir -p "$work"
-  running=0
   for h in "${harnesses[@]}"; do
     [[ -x build-fuzz/fuzz/fuzz_$h ]] || { echo "fuzz: no harness $h" >&2; exit 2; }
-    echo "fuzz: $h for ${seconds} s ($work/$h/log)"
-    run_one "$h" &
-    running=$((running + 1))
-    if ((running >= jobs)); then
-      wait -n
-      running=$((running - 1))
-    fi
   done
-  wait
+  run_harnesses run_one
 fi
 
 printf '\n%-13s %12s %9s %10s %s\n' harness executions exec/s findings "coverage of its functions (edges)"

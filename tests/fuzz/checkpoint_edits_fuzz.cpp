@@ -217,9 +217,9 @@ void edit_dataset(hid_t file, Program& p) {
   const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
   const std::uint8_t layout = p.byte();
   const int rank = H5Sget_simple_extent_ndims(space);
-  // Writing a million one-element chunks takes libhdf5 longer than the 5 s
-  // limit under ASan, in this harness rather than in the reader: beyond 4096
-  // chunks the dataset is created but not written.
+  // A million one-element chunks would spend the 5 s limit writing them in
+  // this harness rather than reading them in hpctrain: beyond 4096 chunks the
+  // dataset is created but not written.
   std::uint64_t chunks = 1;
   if (layout % 3 == 1 && rank > 0) {
     std::vector<hsize_t> chunk(static_cast<std::size_t>(rank));

@@ -130,8 +130,19 @@ SlurmRequest read_slurm_request(toml::table root, const config::Experiment& expe
   r.ntasks_per_node = integer("ntasks_per_node", 1, 1, 4096, "default");
   r.cpus_per_task = integer("cpus_per_task", 0, 0, 4096, "default");
   r.gpus_per_node = integer("gpus_per_node", profile.gpus_per_node, 0, 1024, from_profile);
-  r.signal = Sourced{std::string(config::name_of(s.choice("signal", experiment.checkpoint.signal))),
-                     source_of("signal", "checkpoint.signal")};
+  // The batch shell forwards slurm.signal to the step, and the step listens
+  // for checkpoint.signal: two keys for one fact, so they must agree, or the
+  // job would die at the time limit without its checkpoint.
+  const config::Signal signal = s.choice("signal", experiment.checkpoint.signal);
+  r.signal = Sourced{std::string(config::name_of(signal)), source_of("signal", "checkpoint.signal")};
+  if (signal != experiment.checkpoint.signal) {
+    const toml::node* listened = root.at_path("checkpoint.signal").node();
+    throw ConfigError(fmt::format(
+        "{}: slurm.signal = \"{}\" but checkpoint.signal = \"{}\" ({}): the batch script would forward a signal "
+        "hpctrain does not listen for; set checkpoint.signal alone (slurm.signal follows it)",
+        r.signal.source, r.signal.value, config::name_of(experiment.checkpoint.signal),
+        listened != nullptr ? config::location(listened->source()) : "its default"));
+  }
   r.signal_lead_s = integer("signal_lead_s", 120, 1, 86400, "default");
   r.max_restarts = integer("max_restarts", 3, 0, 1000, "default");
   r.log_dir = text("log_dir", "logs", "default");

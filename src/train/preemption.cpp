@@ -2,19 +2,35 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
+#include <ctime>
 #include <stdexcept>
 
 namespace hpctrain::train {
 namespace {
 
-// A signal handler can reach nothing but globals: this flag is the one piece of
+// A signal handler can reach nothing but globals: these are the one piece of
 // process-wide mutable state, written only by the handler below.
-std::atomic<int> g_preemption_signals{0};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free flag");
+std::atomic<int> g_first_signal{0};              // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+std::atomic<std::int64_t> g_first_signal_ns{0};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<std::int64_t>::is_always_lock_free,
+              "the signal handler needs lock-free atomics");
 
-struct sigaction g_previous {};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+struct sigaction g_previous {};       // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+struct sigaction g_previous_term {};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
-extern "C" void on_preemption_signal(int /*signal*/) { g_preemption_signals.fetch_add(1); }
+// clock_gettime is async-signal-safe; CLOCK_MONOTONIC is steady_clock's clock
+// on Linux (libstdc++).
+extern "C" void on_preemption_signal(int signal) {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  // The time first, then the signal: a reader that sees the signal sees its time.
+  std::int64_t none = 0;
+  if (g_first_signal_ns.compare_exchange_strong(none,
+                                                static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec)) {
+    g_first_signal.store(signal);
+  }
+}
 
 int signal_number(config::Signal signal) {
   switch (signal) {
@@ -25,22 +41,47 @@ int signal_number(config::Signal signal) {
   throw std::invalid_argument("checkpoint.signal: a signal hpctrain does not handle");
 }
 
-}  // namespace
-
-PreemptionSignal::PreemptionSignal(config::Signal signal)
-    : name_(config::name_of(signal)), number_(signal_number(signal)) {
-  g_preemption_signals.store(0);
+void install(int number, const std::string& name, struct sigaction* previous) {
   struct sigaction action {};
   action.sa_handler = on_preemption_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // blocking calls in MPI and I/O carry on
-  if (sigaction(number_, &action, &g_previous) != 0) {
-    throw std::runtime_error("cannot install the SIG" + name_ + " handler");
+  if (sigaction(number, &action, previous) != 0) throw std::runtime_error("cannot install the SIG" + name + " handler");
+}
+
+}  // namespace
+
+PreemptionSignal::PreemptionSignal(config::Signal signal)
+    : name_(config::name_of(signal)), number_(signal_number(signal)), term_too_(number_ != SIGTERM) {
+  g_first_signal.store(0);
+  g_first_signal_ns.store(0);
+  install(number_, name_, &g_previous);
+  if (term_too_) {
+    try {
+      install(SIGTERM, "TERM", &g_previous_term);
+    } catch (...) {
+      sigaction(number_, &g_previous, nullptr);
+      throw;
+    }
   }
 }
 
-PreemptionSignal::~PreemptionSignal() { sigaction(number_, &g_previous, nullptr); }
+PreemptionSignal::~PreemptionSignal() {
+  if (term_too_) sigaction(SIGTERM, &g_previous_term, nullptr);
+  sigaction(number_, &g_previous, nullptr);
+}
 
-bool PreemptionSignal::raised() const { return g_preemption_signals.load() > 0; }
+bool PreemptionSignal::raised() const { return g_first_signal.load() != 0; }
+
+std::string PreemptionSignal::received() const {
+  const int signal = g_first_signal.load();
+  if (signal == 0) return {};
+  return signal == SIGTERM ? "TERM" : name_;
+}
+
+std::optional<std::chrono::steady_clock::time_point> PreemptionSignal::received_at() const {
+  if (!raised()) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(g_first_signal_ns.load()));
+}
 
 }  // namespace hpctrain::train

@@ -103,7 +103,8 @@ void Trainer::set_up() {
   control_comm_ =
       std::make_unique<comm::MpiCommunicator>(world_.mpi_comm(), world_.collective_timeout(), world_.wait_strategy());
   agreement_ = std::make_unique<StepAgreement>(*control_comm_);
-  log_.line(fmt::format("rank {}: pid {}; SIG{} asks for a checkpoint and exit {}", rank, getpid(), preemption_->name(),
+  log_.line(fmt::format("rank {}: pid {}; SIG{}{} asks for a checkpoint and exit {}", rank, getpid(),
+                        preemption_->name(), preemption_->name() == "TERM" ? "" : " (or SIGTERM)",
                         config::kRequeueExitCode));
 
   flops_per_token_ = model_->flops_per_token(e.data.seq_len);
@@ -167,7 +168,9 @@ TrainSummary Trainer::run() {
       trained_seconds_ = seconds_since(train_start_) - eval_seconds_;  // before the final evaluation and checkpoint
     }
     bool best = false;
-    if (evaluator_ && experiment_.eval.should_eval(step_, last)) {
+    // SIGTERM leaves KillWait seconds before SIGKILL: the checkpoint goes first.
+    const bool hurry = stop && preemption_->received() == "TERM";
+    if (evaluator_ && experiment_.eval.should_eval(step_, last) && !hurry) {
       last_eval_ = evaluate(last);
       best = checkpointer_->note_evaluation(step_, last_eval_->sample.loss);
     }
@@ -177,6 +180,7 @@ TrainSummary Trainer::run() {
     }
     if (stop) log_.line(fmt::format("step {}: {}; writing a checkpoint and stopping", step_, stop_reason()));
     if (stop || best || experiment_.checkpoint.should_checkpoint(step_, last)) checkpoint(stop || last);
+    if (stop && preemption_->raised()) report_stop_time();
     if (stop || last) return finish(stop);
   }
   return finish(false);
@@ -216,7 +220,8 @@ StepResult Trainer::train_step() {
 bool Trainer::agree_to_stop(const StepResult& result, bool last) {
   const bool signalled = preemption_->raised();
   if (signalled && !signal_noted_) {
-    log_.line(fmt::format("rank {}: SIG{} received by the end of step {}", world_.rank(), preemption_->name(), step_));
+    log_.line(
+        fmt::format("rank {}: SIG{} received by the end of step {}", world_.rank(), preemption_->received(), step_));
     signal_noted_ = true;
   }
   agreement_->post(step_, result.loss, signalled);
@@ -347,8 +352,21 @@ void Trainer::print_sample() {
 }
 
 std::string Trainer::stop_reason() const {
-  return stop_requested_ ? fmt::format("SIG{} received (preemption)", preemption_->name())
-                         : fmt::format("training.stop_after = {}", experiment_.training.stop_after);
+  if (!stop_requested_) return fmt::format("training.stop_after = {}", experiment_.training.stop_after);
+  // A rank that saw no signal itself stops because another rank did.
+  const std::string signal = preemption_->raised() ? preemption_->received() : preemption_->name();
+  return signal == "TERM" ? "SIGTERM received (SLURM ends the job: preemption, time limit or scancel)"
+                          : fmt::format("SIG{} received (preemption)", signal);
+}
+
+void Trainer::report_stop_time() {
+  const auto at = preemption_->received_at();
+  if (!at) return;
+  const double seconds = std::chrono::duration<double>(Clock::now() - *at).count();
+  log_.line(fmt::format("checkpoint of step {} on disk {:.2f} s after SIG{}{}", step_, seconds, preemption_->received(),
+                        preemption_->received() == "TERM"
+                            ? "; SLURM sends SIGKILL KillWait s after SIGTERM (scontrol show config; 30 s by default)"
+                            : ""));
 }
 
 TrainSummary Trainer::finish(bool stopped) {

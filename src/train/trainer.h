@@ -94,6 +94,8 @@ class Trainer {
   bool agree_to_stop(const StepResult& result, bool last);
   void log_window(const StepResult& result);
   [[nodiscard]] std::string stop_reason() const;
+  // After a signal's checkpoint: how long it took from the signal, to compare with SLURM's KillWait.
+  void report_stop_time();
   // The periodic evaluation, or with `last` the final one; the EMA weights beside the raw ones.
   Evaluation evaluate(bool last);
   void report_test();

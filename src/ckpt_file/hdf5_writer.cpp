@@ -93,7 +93,12 @@ std::vector<std::size_t> batch_starts(std::vector<StagedChunk>& chunks) {
 
 Hdf5Writer::Hdf5Writer(const std::filesystem::path& path) : name_(path.string()) {
   handles::quiet_hdf5_errors();
-  file_ = H5Id(check_h5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), name_));
+  // HDF5's 1.8 file format: in the original one an attribute holds at most
+  // 64 KiB, and the manifest of a DDAP checkpoint (replicas and their moments,
+  // hundreds of datasets) is larger. Any HDF5 from 1.8 (2008) on reads it.
+  const H5Id access(check_h5(H5Pcreate(H5P_FILE_ACCESS), name_));
+  check_h5_status(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), name_ + ": file format 1.8");
+  file_ = H5Id(check_h5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), name_));
 }
 
 void Hdf5Writer::arrays(const std::vector<ArrayView>& named) {

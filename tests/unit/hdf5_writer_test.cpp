@@ -61,5 +61,28 @@ TEST(Hdf5WriterTest, EveryShapeReadsBackThroughHdf5sChecksums) {
   std::filesystem::remove(path);
 }
 
+// A DDAP checkpoint of the quickstart's model holds hundreds of datasets
+// (replicas, moments), so its manifest passes 64 KiB, the most an attribute
+// in HDF5's original file format can hold.
+TEST(Hdf5WriterTest, AManifestOver64KiBIsWrittenAndReadBack) {
+  const auto path = std::filesystem::temp_directory_path() / ("hdf5-manifest-" + std::to_string(getpid()) + ".h5");
+  const torch::Tensor value = torch::arange(4, torch::kFloat32);
+  std::vector<std::string> names;
+  for (int i = 0; i < 1000; ++i) names.push_back("replicas/rank_1/moments/transformer.layer." + std::to_string(i));
+  {
+    std::vector<ckpt_file::ArrayView> arrays;
+    for (const auto& name : names) arrays.push_back({name, ckpt_file::ElementType::kFloat32, {4}, value.data_ptr()});
+    ckpt_file::Hdf5Writer writer(path);
+    writer.attribute("config", std::string(70000, 'x'));
+    writer.arrays(arrays);
+    writer.finish();
+  }
+  const ckpt_file::Hdf5Reader reader(path);
+  EXPECT_GT(reader.string_attribute("manifest").size(), std::size_t{64} << 10);
+  EXPECT_EQ(reader.string_attribute("config"), std::string(70000, 'x'));
+  EXPECT_TRUE(torch::equal(read_tensor(reader, names.back()), value));
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace hpctrain::ckpt

@@ -142,8 +142,8 @@ std::vector<std::pair<int, std::string>> commands_run(const std::string& script)
   const std::string driver = "set -T; trap 'printf \"%s %s\\n\" \"$BASH_SUBSHELL\" \"${BASH_COMMAND%% *}\" >>" +
                              log.string() + "' DEBUG; . " + file.string();
   (void)run({"/bin/bash", "-c", driver},
-            {"PATH=" + box.bin.string(), "HOME=" + box.root.string(), "SLURM_JOB_ID=4242", "SLURM_ARRAY_TASK_ID=0",
-             "SLURM_JOB_NODELIST=node1", "SLURM_RESTART_COUNT=0"});
+            {"PATH=" + box.bin.string(), "HOME=" + box.root.string(), "SLURM_JOB_ID=4242", "SLURM_ARRAY_JOB_ID=4242",
+             "SLURM_ARRAY_TASK_ID=0", "SLURM_JOB_NODELIST=node1", "SLURM_RESTART_COUNT=0"});
   std::vector<std::pair<int, std::string>> out;
   std::ifstream in(log);
   int depth = 0;

@@ -22,7 +22,7 @@ PY
 mkdir "$work/bin"
 printf '#!/bin/sh\nfor a in "$@"; do printf "%%s\\n" "$a"; done > "%s/srun.args"\n' "$work" >"$work/bin/srun"
 chmod +x "$work/bin/srun"
-(cd "$work" && PATH="$work/bin:$PATH" SLURM_JOB_ID=77 SLURM_ARRAY_TASK_ID=4 bash array.sbatch >run.out 2>&1) ||
+(cd "$work" && PATH="$work/bin:$PATH" SLURM_JOB_ID=77 SLURM_ARRAY_JOB_ID=77 SLURM_ARRAY_TASK_ID=4 bash array.sbatch >run.out 2>&1) ||
   { cat "$work/run.out"; echo "FAIL: the array script failed"; exit 1; }
 expected=$(printf '%s\n' --mpi=pmi2 -- hpctrain train runs/sweep/jobgen-77.toml --set optimizer.lr=0.0003 \
   --set model.d_model=128 --set job.run_dir=runs/sweep/4)

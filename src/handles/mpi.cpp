@@ -36,8 +36,8 @@ MpiRuntime::MpiRuntime() {
 }
 
 MpiRuntime::~MpiRuntime() {
-  if (finalized()) return;
-  const int status = std::uncaught_exceptions() > 0 ? 1 : exit_status_;
+  if (finalized() || std::uncaught_exceptions() > 0) return;
+  const int status = exit_status_;
   std::mutex mutex;
   std::condition_variable done_changed;
   bool done = false;

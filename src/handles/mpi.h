@@ -25,8 +25,14 @@ void check_mpi(int rc, const std::string& what);
 // transport sometimes never does (seen with 2 ranks on 2 nodes, after every
 // rank had passed the final barrier), which would hold the job until its time
 // limit. Past the grace the process says so and ends with the status the
-// program was about to return (set_exit_status; 1 when an exception is
-// unwinding): by then all work and files are complete.
+// program was about to return (set_exit_status): by then all work and files
+// are complete.
+//
+// While an exception unwinds, MPI_Finalize is not called: the other ranks may
+// be inside a collective this rank will never join, so it could hang, and the
+// program's edge, which prints the error, runs only after this destructor.
+// The process ends with the edge's status 1; the other ranks' collective
+// timeouts name it as missing.
 class MpiRuntime {
  public:
   static constexpr std::chrono::seconds finalize_grace{30};

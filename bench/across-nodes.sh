@@ -8,7 +8,9 @@
 #
 # Fixed here, before any run (bench/report_across_nodes.py computes from them):
 #   the run length:     STEPS optimizer steps of the quickstart (model, data,
-#                       batch of 16 x 256 tokens, schedule, seed);
+#                       batch of 16 x 256 tokens, schedule, seed) at learning
+#                       rate LR (the quickstart's before it was tuned to 3e-3,
+#                       kept so that runs measured before and after compare);
 #   the evaluations:    every EVAL_EVERY steps, each over the whole validation
 #                       split (eval.samples larger than the split);
 #   the target:         DDP's final whole-split eval loss x 1.01;
@@ -34,7 +36,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${HPCT_BUILD:-$repo/build}
 out=$repo/bench/results/across-nodes
-readonly STEPS=400 EVAL_EVERY=20 MERGE_EVERY=16 MERGE_DELAY=4
+readonly STEPS=400 EVAL_EVERY=20 MERGE_EVERY=16 MERGE_DELAY=4 LR=1e-3
 rates="100mbit"
 configs="ddp ddap-average-blocking ddap-average-overlapped ddap-ties-blocking ddap-ties-overlapped
          ddap-diloco-blocking ddap-diloco-overlapped"
@@ -82,9 +84,11 @@ data=$out/data
 "$build/hpctrain" prepare "$repo/jobs/quickstart.toml" --set "data.dir=$data" >"$out/prepare.log" 2>&1 ||
   { cat "$out/prepare.log"; exit 1; }
 
-# What was measured: the commit, and whether the tree had changes on top.
-git -C "$repo" describe --always --dirty >"$out/commit.txt"
-printf 'steps=%s eval_every=%s merge_every=%s merge_delay=%s\n' "$STEPS" "$EVAL_EVERY" "$MERGE_EVERY" "$MERGE_DELAY" \
+# What was measured: the commit, and whether the tree had changes on top
+# (each run keeps its own, since --configs can rerun some runs later).
+commit=$(git -C "$repo" describe --always --dirty)
+SECONDS=0
+printf 'steps=%s eval_every=%s merge_every=%s merge_delay=%s lr=%s\n' "$STEPS" "$EVAL_EVERY" "$MERGE_EVERY" "$MERGE_DELAY" "$LR" \
   >"$out/settings.txt"
 
 prefix=$(mktemp -d /tmp/hpct-bench.XXXXXX)
@@ -118,7 +122,7 @@ for rate in $rates; do
     submitted=$("$build/jobgen" "$repo/jobs/quickstart-2node.toml" --set slurm.ntasks_per_node=1 \
       --set slurm.cpus_per_task=1 --cluster local-tcp --set "slurm.executable=$build/hpctrain" \
       --set "slurm.log_dir=$out/$rate" --set "job.name=$config" --set "job.run_dir=$out/$run" \
-      --set "data.dir=$data" --set "training.steps=$STEPS" --set "eval.interval=$EVAL_EVERY" \
+      --set "data.dir=$data" --set "training.steps=$STEPS" --set "optimizer.lr=$LR" --set "eval.interval=$EVAL_EVERY" \
       --set eval.samples=1000000000 --set eval.final=full --set eval.test=false --set eval.sample_tokens=0 \
       --set checkpoint.interval=0 --set checkpoint.keep_best=false --set training.micro_batch_size=8 \
       $(reducer_settings "$config") --submit)
@@ -126,6 +130,9 @@ for rate in $rates; do
     state=$(wait_for_job "$id")
     [[ $state == COMPLETED ]] || { cat "$out/$rate/$config-$id.out"; echo "${0##*/}: job $id ($run) ended $state" >&2; exit 1; }
     mv "$out/$rate/$config-$id.out" "$run/job.out"
+    echo "$commit" >"$run/commit.txt"
+    echo "$SECONDS" >"$run/duration_s.txt"
+    SECONDS=0
     rm -rf "$run/checkpoints" "$run/tensorboard"  # only the metrics and the log are results
     grep -o 'training [0-9.]* s (evaluations excluded), [0-9]* tokens/s' "$run/job.out" | sed "s|^|$run: |"
   done

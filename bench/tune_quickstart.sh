@@ -6,21 +6,24 @@
 # is never read (eval.test = false): the quickstart's own run reports it, once,
 # for the configuration chosen here.
 #
-#   bench/tune_quickstart.sh CANDIDATES_FILE [--out DIR]
+#   bench/tune_quickstart.sh CANDIDATES_FILE [--out DIR] [--rerun]
 #
 # CANDIDATES_FILE: one candidate per line, "name: --set a.b=1 --set c.d=2";
-# an empty override list is the quickstart as it is. About 9 minutes per
-# candidate on 2 cores.
+# an empty override list is the quickstart as it is. About 7 minutes per
+# candidate on 2 cores. A candidate already run in DIR is not run again
+# (--rerun: every one is), so candidates can be added to the file later.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${HPCT_BUILD:-$repo/build}
-candidates=${1:?usage: ${0##*/} CANDIDATES_FILE [--out DIR]}
+candidates=${1:?usage: ${0##*/} CANDIDATES_FILE [--out DIR] [--rerun]}
 shift
 out=/tmp/hpctrain-tune
+rerun=false
 while (($#)); do
   case $1 in
     --out) out=${2:?}; shift 2 ;;
-    *) echo "usage: ${0##*/} CANDIDATES_FILE [--out DIR]" >&2; exit 2 ;;
+    --rerun) rerun=true; shift ;;
+    *) echo "usage: ${0##*/} CANDIDATES_FILE [--out DIR] [--rerun]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out"
@@ -32,11 +35,16 @@ while IFS= read -r line; do
   name=${line%%:*}
   read -r -a overrides <<<"${line#*:}"
   run=$out/$name
+  if ! $rerun && [[ -f $run/wall_s ]]; then
+    echo "$name: run earlier in $run"
+    continue
+  fi
   rm -rf "$run"
   SECONDS=0
+  # mpiexec reads its standard input, which is the candidates file here.
   mpiexec -n 2 "$build/hpctrain" "$repo/jobs/quickstart.toml" --set "data.dir=$out/data" --set "job.run_dir=$run" \
     --set eval.test=false --set eval.sample_tokens=0 --set checkpoint.keep_best=false "${overrides[@]}" \
-    >"$out/$name.log" 2>&1 || { tail -5 "$out/$name.log"; echo "$name: failed" >&2; continue; }
+    </dev/null >"$out/$name.log" 2>&1 || { tail -5 "$out/$name.log"; echo "$name: failed" >&2; continue; }
   echo "$name: ${SECONDS} s: $(grep '^validation loss' "$out/$name.log")"
   echo "$SECONDS" >"$run/wall_s"
 done <"$candidates"

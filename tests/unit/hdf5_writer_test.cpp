@@ -67,10 +67,13 @@ TEST(Hdf5WriterTest, EveryShapeReadsBackThroughHdf5sChecksums) {
 TEST(Hdf5WriterTest, AManifestOver64KiBIsWrittenAndReadBack) {
   const auto path = std::filesystem::temp_directory_path() / ("hdf5-manifest-" + std::to_string(getpid()) + ".h5");
   const torch::Tensor value = torch::arange(4, torch::kFloat32);
+  constexpr int kDatasets = 1000;
   std::vector<std::string> names;
-  for (int i = 0; i < 1000; ++i) names.push_back("replicas/rank_1/moments/transformer.layer." + std::to_string(i));
+  names.reserve(kDatasets);
+  for (int i = 0; i < kDatasets; ++i) names.push_back("replicas/rank_1/moments/transformer.layer." + std::to_string(i));
   {
     std::vector<ckpt_file::ArrayView> arrays;
+    arrays.reserve(names.size());
     for (const auto& name : names) arrays.push_back({name, ckpt_file::ElementType::kFloat32, {4}, value.data_ptr()});
     ckpt_file::Hdf5Writer writer(path);
     writer.attribute("config", std::string(70000, 'x'));

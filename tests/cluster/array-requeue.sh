@@ -62,16 +62,6 @@ for order in "$short, $long" "$long, $short"; do
   finished=$(sha256sum logs/"$name-${array}_$short_index".out "runs/$name/$short_index/metrics.jsonl")
 
   scancel --signal=USR1 --batch "${array}_$long_index"
-  # SLURM holds a requeued job back (Reason=BeginTime, some 2 minutes) so that
-  # its nodes can finish cleaning up. Once it is pending again and no job is
-  # still completing, let it start at once.
-  for _ in $(seq 1 600); do
-    [[ $(field "${array}_$long_index" Restarts) == 1 && $(field "${array}_$long_index" JobState) == PENDING &&
-      -z $(squeue -h -t COMPLETING 2>/dev/null) ]] && break
-    sleep 0.1
-  done
-  { scontrol show job "${array}_$long_index" | grep -o 'JobState=[^ ]*\|Reason=[^ ]*\|EligibleTime=[^ ]*' | tr '\n' ' '; echo; } || true
-  scontrol update JobId="${array}_$long_index" StartTime=now 2>/dev/null || true
   state=$(wait_for_state "${array}_$long_index")
   log=logs/"$name-${array}_$long_index".out
   cat "$log"

@@ -1,9 +1,22 @@
 # ccache for every compile. The sloppiness settings let ccache serve
 # translation units that use the LibTorch precompiled header.
+#
+# A build in another checkout of the same sources (CI clones into a fresh
+# directory every time) must hit the cache too, or CI rebuilds everything from
+# scratch. Two things keep absolute paths out of ccache's hash: CCACHE_BASEDIR
+# makes ccache rewrite paths under the source tree to relative ones before
+# hashing and compiling, and -fdebug-prefix-map writes the source tree as "."
+# into the debug information, so an object served from another checkout's
+# compile is byte-for-byte what this checkout would have produced (ccache then
+# leaves the working directory out of the hash). Debuggers find the sources
+# with `directory <source tree>` (gdb) when run from elsewhere.
 find_program(HPCTRAIN_CCACHE ccache)
 if(HPCTRAIN_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   set(CMAKE_CXX_COMPILER_LAUNCHER
-      ${CMAKE_COMMAND} -E env CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+      ${CMAKE_COMMAND} -E env
+      CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+      CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}
       ${HPCTRAIN_CCACHE})
-  message(STATUS "hpctrain: compiling through ccache (${HPCTRAIN_CCACHE})")
+  add_compile_options(-fdebug-prefix-map=${PROJECT_SOURCE_DIR}=.)
+  message(STATUS "hpctrain: compiling through ccache (${HPCTRAIN_CCACHE}), paths relative to ${PROJECT_SOURCE_DIR}")
 endif()

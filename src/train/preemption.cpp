@@ -13,7 +13,9 @@ namespace {
 // process-wide mutable state, written only by the handler below.
 std::atomic<int> g_first_signal{0};              // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 std::atomic<std::int64_t> g_first_signal_ns{0};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-static_assert(std::atomic<int>::is_always_lock_free && std::atomic<std::int64_t>::is_always_lock_free,
+std::atomic<bool> g_terminated{false};           // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<std::int64_t>::is_always_lock_free &&
+                  std::atomic<bool>::is_always_lock_free,
               "the signal handler needs lock-free atomics");
 
 struct sigaction g_previous {};       // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
@@ -22,6 +24,7 @@ struct sigaction g_previous_term {};  // NOLINT(cppcoreguidelines-avoid-non-cons
 // clock_gettime is async-signal-safe; CLOCK_MONOTONIC is steady_clock's clock
 // on Linux (libstdc++).
 extern "C" void on_preemption_signal(int signal) {
+  if (signal == SIGTERM) g_terminated.store(true);
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   // The time first, then the signal: a reader that sees the signal sees its time.
@@ -55,6 +58,7 @@ PreemptionSignal::PreemptionSignal(config::Signal signal)
     : name_(config::name_of(signal)), number_(signal_number(signal)), term_too_(number_ != SIGTERM) {
   g_first_signal.store(0);
   g_first_signal_ns.store(0);
+  g_terminated.store(false);
   install(number_, name_, &g_previous);
   if (term_too_) {
     try {
@@ -78,6 +82,8 @@ std::string PreemptionSignal::received() const {
   if (signal == 0) return {};
   return signal == SIGTERM ? "TERM" : name_;
 }
+
+bool PreemptionSignal::terminated() const { return g_terminated.load(); }
 
 std::optional<std::chrono::steady_clock::time_point> PreemptionSignal::received_at() const {
   if (!raised()) return std::nullopt;

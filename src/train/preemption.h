@@ -28,6 +28,8 @@ class PreemptionSignal {
   [[nodiscard]] bool raised() const;
   // The first signal that came ("USR1", "TERM"), once one has.
   [[nodiscard]] std::string received() const;
+  // Whether SIGTERM came (first or after the early warning).
+  [[nodiscard]] bool terminated() const;
   // When the first signal came (steady clock).
   [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> received_at() const;
   // The early-warning signal's name (checkpoint.signal).

@@ -1,9 +1,12 @@
-// Every step, each rank contributes its loss and whether it wants to stop (the
-// preemption signal reached it) to a small non-blocking allreduce on a
+// Every step, each rank contributes its loss, whether it wants to stop (a
+// preemption signal reached it) and whether that signal was SIGTERM to a small
+// non-blocking allreduce on a
 // communicator of its own. Results are collected one step late, so in the
 // common case no rank ever waits for another here (DDAP ranks stay free to
 // drift), yet every rank sees the same mean loss and the same stop decision at
-// the same step.
+// the same step. What a rank does collectively (evaluate, checkpoint) must
+// follow these agreed values, never its own signal: SIGTERM may reach some
+// ranks and not others.
 #pragma once
 
 #include <array>
@@ -20,6 +23,13 @@ struct AgreedStep {
   std::int64_t step = 0;
   double mean_loss = 0;         // over ranks
   bool stop_requested = false;  // by any rank
+  bool terminated = false;      // SIGTERM reached some rank (SLURM ends the job)
+};
+
+struct StepVote {
+  double loss = 0;
+  bool stop = false;
+  bool terminated = false;
 };
 
 class StepAgreement {
@@ -29,14 +39,14 @@ class StepAgreement {
   StepAgreement(const StepAgreement&) = delete;
   StepAgreement& operator=(const StepAgreement&) = delete;
 
-  void post(std::int64_t step, double loss, bool stop_requested);
+  void post(std::int64_t step, const StepVote& vote);
   // Completes, in order, every posted step up to and including `step`.
   std::vector<AgreedStep> settle_through(std::int64_t step);
 
  private:
   struct Pending {
     std::int64_t step;
-    std::array<float, 2> values;  // loss, stop
+    std::array<float, 3> values;  // loss, stop, terminated
     comm::WorkPtr work;
   };
   comm::Communicator& comm_;

@@ -169,7 +169,8 @@ TrainSummary Trainer::run() {
     }
     bool best = false;
     // SIGTERM leaves KillWait seconds before SIGKILL: the checkpoint goes first.
-    const bool hurry = stop && preemption_->received() == "TERM";
+    // Agreed, not this rank's own signal: evaluation is collective.
+    const bool hurry = stop && terminated_;
     if (evaluator_ && experiment_.eval.should_eval(step_, last) && !hurry) {
       last_eval_ = evaluate(last);
       best = checkpointer_->note_evaluation(step_, last_eval_->sample.loss);
@@ -224,7 +225,7 @@ bool Trainer::agree_to_stop(const StepResult& result, bool last) {
         fmt::format("rank {}: SIG{} received by the end of step {}", world_.rank(), preemption_->received(), step_));
     signal_noted_ = true;
   }
-  agreement_->post(step_, result.loss, signalled);
+  agreement_->post(step_, {result.loss, signalled, preemption_->terminated()});
   const config::Experiment& e = experiment_;
   const bool stop_asked = e.training.stop_after > 0 && step_ == e.training.stop_after && !last;
   // Agreements settle one step late, except where this step's result is needed now.
@@ -233,6 +234,7 @@ bool Trainer::agree_to_stop(const StepResult& result, bool last) {
   for (const AgreedStep& agreed : agreement_->settle_through(needed ? step_ : step_ - 1)) {
     window_.add_loss(agreed.mean_loss);
     if (agreed.stop_requested && !last) stop_requested_ = true;
+    if (agreed.terminated && !last) terminated_ = true;
   }
   return stop_requested_ || stop_asked;
 }
@@ -353,10 +355,9 @@ void Trainer::print_sample() {
 
 std::string Trainer::stop_reason() const {
   if (!stop_requested_) return fmt::format("training.stop_after = {}", experiment_.training.stop_after);
-  // A rank that saw no signal itself stops because another rank did.
-  const std::string signal = preemption_->raised() ? preemption_->received() : preemption_->name();
-  return signal == "TERM" ? "SIGTERM received (SLURM ends the job: preemption, time limit or scancel)"
-                          : fmt::format("SIG{} received (preemption)", signal);
+  // The agreed signal: a rank that saw none itself stops because another did.
+  return terminated_ ? "SIGTERM received (SLURM ends the job: preemption, time limit or scancel)"
+                     : fmt::format("SIG{} received (preemption)", preemption_->name());
 }
 
 void Trainer::report_stop_time() {
@@ -364,7 +365,7 @@ void Trainer::report_stop_time() {
   if (!at) return;
   const double seconds = std::chrono::duration<double>(Clock::now() - *at).count();
   log_.line(fmt::format("checkpoint of step {} on disk {:.2f} s after SIG{}{}", step_, seconds, preemption_->received(),
-                        preemption_->received() == "TERM"
+                        preemption_->terminated()
                             ? "; SLURM sends SIGKILL KillWait s after SIGTERM (scontrol show config; 30 s by default)"
                             : ""));
 }

@@ -136,6 +136,7 @@ class Trainer {
   std::int64_t step_ = 0;
   std::int64_t start_step_ = 0;
   bool stop_requested_ = false;  // the last agreed step asked to stop
+  bool terminated_ = false;      // ... because SIGTERM reached some rank
   bool signal_noted_ = false;
   std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point train_start_ = std::chrono::steady_clock::now();  // after the set-up

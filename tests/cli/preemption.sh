@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # preemption.sh HPCTRAIN EXPERIMENT DATA_DIR [USR1|TERM]: a signal mid-run,
-# after an interval checkpoint. SIGUSR1 (checkpoint.signal, the early warning
-# of `sbatch --signal`) goes to one rank of two; SIGTERM to both, as SLURM's
-# slurmstepd sends it to every task on preemption, at the time limit and on
-# `scancel`. Both ranks must agree to stop, write a checkpoint (newer than the
+# after an interval checkpoint, to one rank of two. SIGUSR1 is
+# checkpoint.signal, the early warning of `sbatch --signal`; SIGTERM is what
+# SLURM's slurmstepd sends on preemption, at the time limit and on `scancel`.
+# SLURM sends it to every task, but not at the same instant: with an
+# evaluation due every step, a rank that skipped the evaluation because of its
+# own SIGTERM while the other evaluated would leave both waiting in different
+# collectives. Both ranks must agree to stop, write a checkpoint (newer than the
 # last interval one) no later than one step after the step the signal arrived
 # in, log how long after the signal it was on disk, and exit with 75 ("requeue
 # me"). Resuming then ends with the same weights as an uninterrupted run.
@@ -16,6 +19,10 @@ steps=200
 common=(--set "data.dir=$data" --set "training.steps=$steps" --set training.batch_size=4 --set training.micro_batch_size=2
   --set model.n_layer=1 --set model.d_model=64 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample --set eval.sample_tokens=0
   --set logging.interval=5 --set checkpoint.interval=20 --set checkpoint.signal=USR1)
+if [[ $signal == TERM ]]; then
+  steps=60  # evaluations every step make a step slower: fewer steps still outlast the signal
+  common=("${common[@]/training.steps=200/training.steps=$steps}" --set eval.interval=1)
+fi
 
 mpiexec -n 2 "$hpctrain" train "$experiment" "${common[@]}" --set "job.run_dir=$work/straight" >"$work/straight.out" 2>&1 ||
   { cat "$work/straight.out"; exit 1; }
@@ -32,7 +39,7 @@ for _ in $(seq 1 3000); do
   sleep 0.01
 done
 ((${#pids[@]} == 2)) || { cat "$work/preempted.out"; echo "FAIL: the ranks never reached step 25"; exit 1; }
-if [[ $signal == TERM ]]; then kill -TERM "${pids[@]}"; else kill "-$signal" "${pids[1]}"; fi
+kill "-$signal" "${pids[1]}"
 set +e
 wait "$launcher"
 rc=$?
@@ -49,6 +56,14 @@ newest=$(find "$run/checkpoints" -name 'step-*.h5' | sort | tail -1)
 [[ $newest == "$run/checkpoints/step-$(printf %08d "$stopped").h5" && $stopped -gt 20 ]] ||
   { ls "$run/checkpoints"; echo "FAIL: the newest checkpoint is not the signal's"; exit 1; }
 "$hpctrain" ckpt verify "$newest"
+if [[ $signal == TERM ]]; then
+  # SIGTERM skips the evaluation due at the stop step (the checkpoint goes
+  # first), on every rank alike: rank 0, which had no signal, must not have run it.
+  grep -q "\"kind\":\"eval\",\"step\":$((stopped - 1))," "$run/metrics.jsonl" ||
+    { echo "FAIL: no evaluation at step $((stopped - 1)): evaluations are not every step"; exit 1; }
+  ! grep -q "\"kind\":\"eval\",\"step\":$stopped," "$run/metrics.jsonl" ||
+    { echo "FAIL: rank 0 evaluated at step $stopped, which rank 1 (SIGTERM) skipped: evaluation is collective"; exit 1; }
+fi
 # Logged by each rank that got the signal.
 took=$(grep -ho "checkpoint of step $stopped on disk [0-9.]* s after SIG$signal" "$run"/logs/rank-1.log) ||
   { cat "$work/preempted.out"; echo "FAIL: no line saying how long after the signal the checkpoint was on disk"; exit 1; }

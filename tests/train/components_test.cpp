@@ -69,20 +69,22 @@ TEST(BatchGeometry, SplitsTheGlobalBatchOrNamesBothKeys) {
   EXPECT_THROW((void)batch_geometry(e, 1), std::runtime_error);
 }
 
-TEST(StepAgreement, SettlesInOrderWithTheMeanLossAndAnyStop) {
+TEST(StepAgreement, SettlesInOrderWithTheMeanLossAnyStopAndAnySigterm) {
   comm::MpiCommunicator comm(MPI_COMM_WORLD, std::chrono::seconds(60));
   StepAgreement agreement(comm);
   const int rank = comm.rank();
   const int n = comm.size();
-  agreement.post(1, 1.0 + rank, false);
-  agreement.post(2, 2.0, rank == n - 1);  // only the last rank asks to stop
-  agreement.post(3, 3.0, false);
+  agreement.post(1, {1.0 + rank, false, false});
+  agreement.post(2, {2.0, rank == n - 1, rank == n - 1});  // only the last rank got SIGTERM
+  agreement.post(3, {3.0, false, false});
   const auto first = agreement.settle_through(2);
   ASSERT_EQ(first.size(), 2U);
   EXPECT_EQ(first[0].step, 1);
   EXPECT_DOUBLE_EQ(first[0].mean_loss, 1.0 + (n - 1) / 2.0);
   EXPECT_FALSE(first[0].stop_requested);
+  EXPECT_FALSE(first[0].terminated);
   EXPECT_TRUE(first[1].stop_requested);  // on every rank
+  EXPECT_TRUE(first[1].terminated);      // on every rank: all skip the evaluation together
   const auto rest = agreement.settle_through(3);
   ASSERT_EQ(rest.size(), 1U);
   EXPECT_EQ(rest[0].step, 3);

@@ -1,88 +1,92 @@
 #!/usr/bin/env bash
 # array-requeue.sh HPCTRAIN JOBGEN DATA_DIR: a preempted task of a job array
-# requeues itself alone. On a cluster from with-cluster.sh (2 nodes), a sweep
-# of two run lengths becomes a 2-task array, one task per node. When the short
-# task has finished, the long one is signalled with `scancel --signal=USR1
-# --batch`: it checkpoints, requeues and resumes to the hash of an
-# uninterrupted run, while the finished task keeps its state, its restart count
-# (0) and its log and metrics byte for byte.
+# requeues itself alone. On a cluster from with-cluster.sh, a sweep of three
+# run lengths (short, long, long) becomes a 3-task array. When the short task
+# has finished, both long tasks are signalled with
+# `scancel --signal=USR1 --batch`: each checkpoints, requeues and resumes to
+# the hash of an uninterrupted run, while the finished task keeps its state,
+# its restart count (0) and its log and metrics byte for byte.
 #
-# Done twice, with the lengths swapped, so that the preempted task is once a
-# task whose SLURM_JOB_ID differs from SLURM_ARRAY_JOB_ID and once the task
-# whose SLURM_JOB_ID equals it: `scontrol requeue` given the array's id acts on
+# One of the two preempted tasks must be the task whose SLURM_JOB_ID equals
+# SLURM_ARRAY_JOB_ID (SLURM gives the array's own id to the task it starts
+# last, here task 2), the other one not: `scontrol requeue` given the array's id acts on
 # every task, the finished one included, which is what this test catches.
+# Both are preempted together so that SLURM's hold on a requeued job (AuthInfo's
+# cred_expire, 30 s on the test cluster) is waited out once.
 set -euo pipefail
 hpctrain=$1 jobgen=$2 data=$3
 here=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-short=30 long=400
+short=30 long=200
 shrink=(--set "data.dir=$data" --set model.n_layer=1 --set model.d_model=64 --set training.batch_size=4
   --set training.micro_batch_size=4 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample
   --set eval.test=false --set eval.sample_tokens=0 --set checkpoint.interval=0 --set logging.interval=5
-  --set "slurm.executable=$hpctrain" --set slurm.time=00:20:00)
+  --set "slurm.executable=$hpctrain" --set slurm.time=00:20:00 --set slurm.cpus_per_task=1)
+# One compute thread per run, tasks and reference alike (hpctrain reads
+# SLURM_CPUS_PER_TASK): three tasks share this machine's cores.
+export SLURM_CPUS_PER_TASK=1
 
-hash_in() { grep -o 'final weights sha256: [0-9a-f]*' "$1" | tail -1 | cut -d' ' -f4; }
-field() { scontrol show job "$1" 2>/dev/null | grep -o "$2=[^ ]*" | head -1 | cut -d= -f2; }
-wait_for_state() {  # JOB -> its state once final
-  local state=
+# shellcheck source=job-helpers.sh
+. "$(dirname "$0")/job-helpers.sh"
+wait_for_step() {  # METRICS_FILE: until the run has logged a step
   for _ in $(seq 1 1500); do
-    state=$(field "$1" JobState)
-    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE) break ;; esac
+    grep -q '"step":' "$1" 2>/dev/null && return 0
     sleep 0.2
   done
-  echo "$state"
+  return 1
 }
 
-# The uninterrupted run of the long task, one rank, as the array runs it.
+# The uninterrupted run of a long task, one rank, as the array runs it.
 mpiexec -n 1 "$hpctrain" train "$here/jobs/quickstart.toml" "${shrink[@]}" --set "training.steps=$long" \
-  --set job.run_dir=runs/straight >straight.out 2>&1 || { cat straight.out; exit 1; }
+  --set job.run_dir=runs/straight >straight.out 2>&1 </dev/null || { cat straight.out; exit 1; }
 want=$(hash_in straight.out)
 [[ -n $want ]] || { cat straight.out; echo "FAIL: no hash from the uninterrupted run"; exit 1; }
 
-seen_array_id_task=0 seen_other_task=0
-for order in "$short, $long" "$long, $short"; do
-  name=array$((seen_array_id_task + seen_other_task))
-  { cat "$here/jobs/quickstart.toml"
-    printf '\n[sweep]\nmode = "grid"\n[sweep.parameters]\n"training.steps" = [%s]\n' "$order"; } >"$name.toml"
-  long_index=$([[ $order == "$long,"* ]] && echo 0 || echo 1)
-  short_index=$((1 - long_index))
-  submitted=$("$jobgen" "$name.toml" "${shrink[@]}" --set "job.name=$name" --set "job.run_dir=runs/$name" --submit)
-  array=${submitted#submitted batch job }
-  [[ $array =~ ^[0-9]+$ ]] || { echo "FAIL: jobgen --submit printed '$submitted'"; exit 1; }
+name=array
+{ cat "$here/jobs/quickstart.toml"
+  printf '\n[sweep]\nmode = "grid"\n[sweep.parameters]\n"training.steps" = [%s, %s, %s]\n' $short $long $long; } >"$name.toml"
+submitted=$("$jobgen" "$name.toml" "${shrink[@]}" --set "job.name=$name" --set "job.run_dir=runs/$name" --submit)
+array=${submitted#submitted batch job }
+[[ $array =~ ^[0-9]+$ ]] || { echo "FAIL: jobgen --submit printed '$submitted'"; exit 1; }
 
-  state=$(wait_for_state "${array}_$short_index")
-  [[ $state == COMPLETED ]] || { cat logs/"$name-${array}_$short_index".out; echo "FAIL: the short task ended $state"; exit 1; }
-  [[ $(field "${array}_$long_index" JobState) == RUNNING ]] ||
-    { echo "FAIL: the long task is not running when the short one has finished; make it longer"; exit 1; }
-  long_id=$(field "${array}_$long_index" JobId)
-  if [[ $long_id == "$array" ]]; then seen_array_id_task=1; else seen_other_task=1; fi
-  echo "array $array ($order steps): task $short_index finished; preempting task $long_index, job id $long_id"
-  finished=$(sha256sum logs/"$name-${array}_$short_index".out "runs/$name/$short_index/metrics.jsonl")
-
-  scancel --signal=USR1 --batch "${array}_$long_index"
-  state=$(wait_for_state "${array}_$long_index")
-  log=logs/"$name-${array}_$long_index".out
-  cat "$log"
-  [[ $state == COMPLETED ]] || { echo "FAIL: the preempted task ended $state"; exit 1; }
-  grep -q "jobgen: checkpoint written; requeueing job ${array}_$long_index (restart 1 of 3)" "$log" ||
-    { echo "FAIL: the log does not show the task requeueing itself as ${array}_$long_index"; exit 1; }
-  grep -q 'resumed from .*step-' "$log" || { echo "FAIL: the log does not show the resume"; exit 1; }
-  got=$(hash_in "$log")
-  [[ $got == "$want" ]] || { echo "FAIL: the preempted task ended at $got, uninterrupted at $want"; exit 1; }
-  [[ $(field "${array}_$long_index" Restarts) == 1 ]] || { echo "FAIL: the preempted task did not restart once"; exit 1; }
-
-  # The finished task: untouched. A requeue of the whole array would have run
-  # it again (Restarts=1, a second run appended to its log) before the
-  # preempted task could resume.
-  [[ $(field "${array}_$short_index" JobState) == COMPLETED && $(field "${array}_$short_index" Restarts) == 0 ]] ||
-    { scontrol show job "${array}_$short_index"; echo "FAIL: the finished task was requeued too"; exit 1; }
-  [[ $(sha256sum logs/"$name-${array}_$short_index".out "runs/$name/$short_index/metrics.jsonl") == "$finished" ]] ||
-    { echo "FAIL: the finished task's log or metrics changed"; exit 1; }
-  echo "ok: array $array: only task $long_index (job id $long_id) was requeued; it ended at the uninterrupted hash;" \
-    "task $short_index kept its state, 0 restarts and its files"
+state=$(wait_for_state "${array}_0")
+[[ $state == COMPLETED ]] || { cat "logs/$name-${array}_0.out"; echo "FAIL: the short task ended $state"; exit 1; }
+wait_for_step "runs/$name/2/metrics.jsonl" || { cat "logs/$name-${array}_2.out"; echo "FAIL: task 2 never trained"; exit 1; }
+ids=()
+for task in 1 2; do
+  [[ $(field "${array}_$task" JobState) == RUNNING ]] ||
+    { scontrol show job "${array}_$task"; echo "FAIL: long task $task is not running; make it longer"; exit 1; }
+  ids+=("$(field "${array}_$task" JobId)")
 done
-((seen_array_id_task && seen_other_task)) ||
-  { echo "FAIL: the preempted task was never (or always) the one whose job id is the array's id"; exit 1; }
-echo "ok: a preempted task requeues itself alone, whether or not its job id is the array's id"
+holders=0
+for id in "${ids[@]}"; do [[ $id != "$array" ]] || holders=$((holders + 1)); done
+((holders == 1)) ||
+  { echo "FAIL: the long tasks' job ids (${ids[*]}): exactly one should be the array's id ($array)"; exit 1; }
+echo "array $array: task 0 finished; preempting tasks 1 and 2 (job ids ${ids[*]})"
+finished=$(sha256sum "logs/$name-${array}_0.out" "runs/$name/0/metrics.jsonl")
+
+scancel --signal=USR1 --batch "${array}_1" "${array}_2"
+for task in 1 2; do
+  state=$(wait_for_state "${array}_$task")
+  log=logs/"$name-${array}_$task".out
+  cat "$log"
+  [[ $state == COMPLETED ]] || { echo "FAIL: preempted task $task ended $state"; exit 1; }
+  grep -q "jobgen: checkpoint written; requeueing job ${array}_$task (restart 1 of 3)" "$log" ||
+    { echo "FAIL: the log does not show task $task requeueing itself as ${array}_$task"; exit 1; }
+  grep -q 'resumed from .*step-' "$log" || { echo "FAIL: the log does not show task $task resuming"; exit 1; }
+  got=$(hash_in "$log")
+  [[ $got == "$want" ]] || { echo "FAIL: preempted task $task ended at $got, uninterrupted at $want"; exit 1; }
+  [[ $(field "${array}_$task" Restarts) == 1 ]] || { echo "FAIL: preempted task $task did not restart once"; exit 1; }
+  echo "ok: task $task (job id ${ids[task - 1]}) was requeued alone and ended at the uninterrupted hash"
+done
+
+# The finished task: untouched. A requeue of the whole array would have run it
+# again (Restarts=1, a second run appended to its log).
+[[ $(field "${array}_0" JobState) == COMPLETED && $(field "${array}_0" Restarts) == 0 ]] ||
+  { scontrol show job "${array}_0"; echo "FAIL: the finished task was requeued too"; exit 1; }
+[[ $(sha256sum "logs/$name-${array}_0.out" "runs/$name/0/metrics.jsonl") == "$finished" ]] ||
+  { echo "FAIL: the finished task's log or metrics changed"; exit 1; }
+echo "ok: task 0 kept its state, 0 restarts and its files; a preempted task requeues itself alone, whether or not" \
+  "its job id is the array's id"

@@ -17,7 +17,11 @@
 # in a network namespace we created. Never by name.
 #
 # Usage:
-#   slurm-cluster.sh up    --prefix DIR --nodes N [--cpus C]
+#   slurm-cluster.sh up    --prefix DIR --nodes N [--cpus C] [--site-like]
+#     --site-like: what production sites run and the preemption tests need:
+#     KillWait=10 (SIGTERM to SIGKILL), and a second partition "urgent" on the
+#     same nodes whose jobs preempt those of "debug" by requeueing them
+#     (PreemptType=preempt/partition_prio, PreemptMode=REQUEUE).
 #   slurm-cluster.sh down  --prefix DIR [--purge]
 #   slurm-cluster.sh shape --prefix DIR --rate RATE|off     (tbf, both directions)
 #   slurm-cluster.sh exec  --prefix DIR --node I -- CMD...  (run CMD "on" node I)
@@ -93,7 +97,7 @@ record_pid() { # PID LABEL
 # ---------------------------------------------------------------------------
 # Argument parsing (shared by all subcommands)
 # ---------------------------------------------------------------------------
-PREFIX='' NODES='' CPUS=4 RATE='' NODE='' PURGE=0
+PREFIX='' NODES='' CPUS=4 RATE='' NODE='' PURGE=0 SITE_LIKE=0
 CMD=()
 parse_args() {
   while (($#)); do
@@ -104,6 +108,7 @@ parse_args() {
       --rate) RATE=${2:?--rate needs a value}; shift 2 ;;
       --node) NODE=${2:?--node needs a value}; shift 2 ;;
       --purge) PURGE=1; shift ;;
+      --site-like) SITE_LIKE=1; shift ;;
       --) shift; CMD=("$@"); break ;;
       -h|--help) usage ;;
       *) die "unknown argument: $1" ;;
@@ -200,8 +205,11 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-# Our private munged, not the system one.
-AuthInfo=socket=$PREFIX/munge/munge.socket
+# Our private munged, not the system one. cred_expire (step credential
+# lifetime, 120 s by default) is also how long SLURM holds a requeued job
+# before it may start again (slurm.conf(5)); 30 s keeps the requeue tests from
+# spending most of their time waiting, and is ample for a step launch here.
+AuthInfo=socket=$PREFIX/munge/munge.socket,cred_expire=30
 # pmi2 serves Debian MPICH's built-in PMI-1 client: plain \`srun ./prog\` works.
 MpiDefault=pmi2
 # No cgroups inside the namespaces (their /sys/fs/cgroup is empty).
@@ -222,7 +230,7 @@ SlurmdParameters=config_overrides
 PropagateResourceLimits=NONE
 ReturnToService=2
 MaxArraySize=1001
-KillWait=2
+KillWait=$((SITE_LIKE ? 10 : 2))
 MessageTimeout=10
 UnkillableStepTimeout=60
 SlurmdTimeout=60
@@ -240,8 +248,17 @@ EOF
   for ((i = 1; i <= NODES; i++)); do
     echo "NodeName=node$i NodeAddr=$SUBNET.$i NodeHostname=node$i CPUs=$CPUS State=UNKNOWN"
   done >>"$PREFIX/etc/slurm.conf"
-  echo "PartitionName=debug Nodes=node[1-$NODES] Default=YES MaxTime=UNLIMITED OverSubscribe=FORCE:4 State=UP" \
-    >>"$PREFIX/etc/slurm.conf"
+  if ((SITE_LIKE)); then
+    cat >>"$PREFIX/etc/slurm.conf" <<EOF
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+PartitionName=debug Nodes=node[1-$NODES] Default=YES MaxTime=UNLIMITED OverSubscribe=NO PriorityTier=1 State=UP
+PartitionName=urgent Nodes=node[1-$NODES] MaxTime=UNLIMITED OverSubscribe=NO PriorityTier=2 PreemptMode=OFF State=UP
+EOF
+  else
+    echo "PartitionName=debug Nodes=node[1-$NODES] Default=YES MaxTime=UNLIMITED OverSubscribe=FORCE:4 State=UP" \
+      >>"$PREFIX/etc/slurm.conf"
+  fi
 
   # Network namespaces (ip netns exec remounts /sys) show an empty
   # /sys/fs/cgroup, so slurm's autodetection fails: pin the v1 plugin.
@@ -356,7 +373,7 @@ wait_idle() {
   local deadline=$((SECONDS + UP_TIMEOUT)) idle=0 why states
   while ((SECONDS < deadline)); do
     why=$(daemons_alive) || die "$why"
-    states=$(sinfo -h -N -o '%N %T' 2>/dev/null || true)
+    states=$(sinfo -h -N -o '%N %T' 2>/dev/null | sort -u || true)  # a node in two partitions is listed twice
     idle=$(grep -c ' idle$' <<<"$states" || true)
     ((idle == NODES)) && return 0
     sleep 0.2

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # with-cluster.sh — run one command against a fresh throw-away SLURM cluster.
 #
-#   with-cluster.sh [--nodes N] [--cpus C] -- CMD [ARGS...]
+#   with-cluster.sh [--nodes N] [--cpus C] [--site-like] -- CMD [ARGS...]
+#   (--site-like: see slurm-cluster.sh up)
 #
 # Meant as a CTest wrapper, e.g.
 #   add_test(NAME cluster.srun COMMAND tests/cluster/with-cluster.sh --nodes 2 -- srun -N2 hostname)
@@ -25,13 +26,14 @@ readonly SKIP=77
 
 skip() { echo "SKIP: $*"; exit "$SKIP"; }
 
-NODES=2 CPUS=4
+NODES=2 CPUS=4 SITE_LIKE=()
 while (($#)); do
   case $1 in
     --nodes) NODES=${2:?}; shift 2 ;;
     --cpus) CPUS=${2:?}; shift 2 ;;
+    --site-like) SITE_LIKE=(--site-like); shift ;;
     --) shift; break ;;
-    *) echo "usage: ${0##*/} [--nodes N] [--cpus C] -- CMD..." >&2; exit 2 ;;
+    *) echo "usage: ${0##*/} [--nodes N] [--cpus C] [--site-like] -- CMD..." >&2; exit 2 ;;
   esac
 done
 (($#)) || { echo "usage: ${0##*/} [--nodes N] [--cpus C] -- CMD..." >&2; exit 2; }
@@ -74,7 +76,7 @@ trap teardown EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-if ! "$CLUSTER" up --prefix "$PREFIX" --nodes "$NODES" --cpus "$CPUS" >/dev/null; then
+if ! "$CLUSTER" up --prefix "$PREFIX" --nodes "$NODES" --cpus "$CPUS" "${SITE_LIKE[@]}" >/dev/null; then
   # `up` has already printed the log tails and removed what it created.
   trap - EXIT
   # Keep the logs for a post-mortem instead of purging them; if nothing was

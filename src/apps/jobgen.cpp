@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   return hpctrain::apps::at_the_edge("jobgen", [&] {
     if (*script) {
       const auto paths = jobgen_paths();
-      const auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, dependencies, paths);
+      auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, dependencies, paths);
+      hpctrain::jobgen::ask_sbatch_about_extra(job.request.site);
       const std::string text = hpctrain::jobgen::render_batch_script(job, template_name, paths);
       if (!manifest_file.empty()) {
         std::ofstream manifest(manifest_file, std::ios::trunc);

@@ -89,8 +89,12 @@ BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<st
   add(d, "--mem", r.mem);
   add(d, "--time", r.time);
   // B: signals the batch shell (not the steps), whose trap forwards it to the step.
-  add(d, "--signal",
-      {fmt::format("B:{}@{}", r.signal.value, r.signal_lead_s.value), r.signal.source + ", " + r.signal_lead_s.source});
+  if (r.signal_lead_s.value != "0") {
+    add(d, "--signal",
+        {fmt::format("B:{}@{}", r.signal.value, r.signal_lead_s.value),
+         r.signal.source + ", " + r.signal_lead_s.source});
+  }
+  for (const auto& o : r.site.sbatch) d.push_back({"--" + o.name, o.value, o.source});
   d.push_back({"--requeue", "", "preemption: the job requeues itself"});
   d.push_back({"--open-mode", "append", "one log across requeues"});
   if (!job.sweep.points.empty()) {
@@ -158,8 +162,13 @@ nlohmann::json batch_script_data(const BatchJob& job) {
   data["log_dir"] = shell_word(r.log_dir.value, "slurm.log_dir");
   data["executable"] = shell_word(r.executable.value, "slurm.executable");
   data["mpi"] = shell_word(job.profile.mpi, "profile mpi");
+  // Words for the srun line, each one shell word with a space before it.
+  std::string srun_options;
+  for (const auto& word : r.site.srun) srun_options += " " + shell_word(word.value, word.source + ": srun argument");
+  data["srun_options"] = srun_options;
   data["signal"] = r.signal.value;  // USR1, USR2 or TERM: checked by the reader
   data["max_restarts"] = r.max_restarts.value;
+  data["on_preempt"] = r.on_preempt.value;  // requeue, resubmit or stop: checked by the reader
   data["requeue_exit_code"] = std::to_string(config::kRequeueExitCode);
   // The config travels inside the script, in a quoted here-document whose
   // delimiter cannot occur in it.
@@ -198,6 +207,12 @@ std::string explain(const BatchJob& job) {
     // As the script has it: the encoded value.
     const std::string line = d.value.empty() ? d.flag : d.flag + "=" + sbatch_value(d.value, d.flag);
     out += fmt::format("  #SBATCH {:<44} <- {}\n", line, printable(d.source));
+  }
+  for (const auto& word : job.request.site.srun) {
+    out += fmt::format("  srun {:<47} <- {}\n", shell_word(word.value, word.source), printable(word.source));
+  }
+  if (!job.request.site.extra_checked_by.empty()) {
+    out += fmt::format("  [slurm.extra]: {}\n", job.request.site.extra_checked_by);
   }
   for (const auto& [name, value] : job.profile.env) {
     out += fmt::format("  export {:<45} <- profile {}\n", printable(fmt::format("{}={}", name, value)),

@@ -6,6 +6,7 @@
 
 #include "config/config_error.h"
 #include "config/section_reader.h"
+#include "jobgen/encoding.h"
 
 namespace hpctrain::jobgen {
 namespace {
@@ -94,6 +95,8 @@ SlurmRequest read_slurm_request(toml::table root, const config::Experiment& expe
       slurm->as_table()->erase("env");
     }
   }
+  std::vector<SbatchOption> extra;
+  if (auto* slurm = root.get_as<toml::table>("slurm")) extra = take_sbatch_extra(*slurm);
   // time = 01:00:00 unquoted is a TOML time: take it as the SLURM time it means.
   std::string time_source;
   if (auto* slurm = root.get_as<toml::table>("slurm")) {
@@ -143,11 +146,21 @@ SlurmRequest read_slurm_request(toml::table root, const config::Experiment& expe
         r.signal.source, r.signal.value, config::name_of(experiment.checkpoint.signal),
         listened != nullptr ? config::location(listened->source()) : "its default"));
   }
-  r.signal_lead_s = integer("signal_lead_s", 120, 1, 86400, "default");
+  // 0: no early warning (sites that do not deliver --signal); SIGTERM still checkpoints.
+  r.signal_lead_s = integer("signal_lead_s", 120, 0, 86400, "default");
   r.max_restarts = integer("max_restarts", 3, 0, 1000, "default");
+  r.on_preempt = text("on_preempt", "requeue", "default");
+  if (r.on_preempt.value != "requeue" && r.on_preempt.value != "resubmit" && r.on_preempt.value != "stop") {
+    throw ConfigError(
+        fmt::format("{}: slurm.on_preempt = \"{}\": expected \"requeue\" (scontrol requeue, falling back to resubmit), "
+                    "\"resubmit\" (sbatch the same script again) or \"stop\"",
+                    r.on_preempt.source, printable(r.on_preempt.value.substr(0, 80))));
+  }
   r.log_dir = text("log_dir", "logs", "default");
   r.executable = text("executable", profile.executable, from_profile);
+  r.site = read_site_options(s, table);
   s.finish();
+  add_sbatch_extra(r.site, extra);
 
   r.time_seconds = parse_slurm_time(r.time.value, fmt::format("{}: slurm.time", r.time.source));
   if (!r.mem.value.empty()) check_slurm_memory(r.mem.value, fmt::format("{}: slurm.mem", r.mem.source));

@@ -2,8 +2,11 @@
 // cluster profile, and checked for consistency before anything is submitted.
 //   job_name, partition, account, qos, constraint   (profile defaults)
 //   nodes, ntasks_per_node, cpus_per_task, gpus_per_node, mem, time
-//   signal (default: checkpoint.signal), signal_lead_s, max_restarts
+//   signal (default: checkpoint.signal), signal_lead_s (0: none), max_restarts,
+//   on_preempt (requeue | resubmit | stop)
 //   log_dir, executable (default: the profile's)
+//   gpus_per_task, gpu_bind, cpu_bind, exclusive, reservation, exclude,
+//   nodelist, mail_type, mail_user, srun_args, [slurm.extra] (site_options.h)
 //   [slurm.env]  NAME = "literal" | { runtime = "$VAR/expands/at/run/time" }
 // Every value remembers where it came from (file:line:column, --set, or the
 // profile) for the provenance comments and `jobgen explain`.
@@ -17,13 +20,10 @@
 
 #include "config/experiment.h"
 #include "jobgen/cluster_profile.h"
+#include "jobgen/site_options.h"
+#include "jobgen/sourced.h"
 
 namespace hpctrain::jobgen {
-
-struct Sourced {
-  std::string value;
-  std::string source;  // "exp.toml:12:9", "--set slurm.nodes=2", "profile local", "default"
-};
 
 struct EnvVar {
   std::string name;
@@ -35,8 +35,9 @@ struct EnvVar {
 struct SlurmRequest {
   Sourced job_name, partition, account, qos, constraint, mem, time;
   Sourced nodes, ntasks_per_node, cpus_per_task, gpus_per_node;
-  Sourced signal, signal_lead_s, max_restarts, log_dir, executable;
+  Sourced signal, signal_lead_s, max_restarts, on_preempt, log_dir, executable;
   std::vector<EnvVar> env;
+  SiteOptions site;
   std::int64_t time_seconds = 0;
 };
 

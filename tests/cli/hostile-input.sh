@@ -152,11 +152,14 @@ mkdir -p "$stubs"
 printf '#!/bin/sh\nexit 75\n' >"$stubs/srun"
 printf '#!/bin/sh\necho "scontrol $*" >>%s/scontrol.log\n' "$work" >"$stubs/scontrol"
 chmod +x "$stubs/srun" "$stubs/scontrol"
-PATH=$stubs:/usr/bin:/bin SLURM_JOB_ID=77 SLURM_RESTART_COUNT="PATH[\$(touch $work/pwned)]" \
-  bash "$work/job.sh" >"$work/out" 2>&1
-[[ -e $work/pwned ]] && fail "SLURM_RESTART_COUNT ran a command"
-grep -q "SLURM_RESTART_COUNT is not a count; not requeueing" "$work/out" || fail "bad restart count: $(cat "$work/out")"
-[[ -e $work/scontrol.log ]] && fail "requeued on a bad restart count"
+for variable in SLURM_RESTART_COUNT HPCTRAIN_RESUBMITS; do
+  env PATH=$stubs:/usr/bin:/bin SLURM_JOB_ID=77 "$variable=PATH[\$(touch $work/pwned)]" \
+    bash "$work/job.sh" >"$work/out" 2>&1 && fail "$variable: a bad count did not stop the script"
+  [[ -e $work/pwned ]] && fail "$variable ran a command"
+  grep -q "SLURM_RESTART_COUNT or HPCTRAIN_RESUBMITS is not a count" "$work/out" ||
+    fail "bad restart count: $(cat "$work/out")"
+  [[ -e $work/scontrol.log ]] && fail "requeued on a bad restart count"
+done
 
 # 5. Nesting: refused before any parser recurses.
 refused "^hpctrain: error: .*repro-deep-table-header:1:.*nest deeper than 32$" \

@@ -4,9 +4,11 @@ change a directive's value, or run a command.
 
 Every value of the corpus goes into every string field jobgen writes: the
 job name and log directory (#SBATCH context), the executable, the run
-directory and an environment value (shell context), and a run-time
-environment value. Control characters must be refused by jobgen, with the
-field named. Everything else must render, and then:
+directory, an environment value and an srun argument (shell context), a
+run-time environment value, the site keys (reservation, mail_user,
+nodelist, exclude, mail_type, exclusive, cpu_bind, gpu_bind) and a
+[slurm.extra] option's name and value. Control characters must be refused by
+jobgen, with the field named. Everything else must render, and then:
   - sbatch itself parses the script: the held job has exactly the name, node
     count, time limit and partition that were asked for;
   - the fields sbatch checks against the cluster (partition, account, qos,
@@ -14,8 +16,13 @@ field named. Everything else must render, and then:
     options `sbatch -v` prints as parsed, before it asks the controller, must
     equal a benign rendering's except for exactly those values;
   - mem and time are refused by jobgen itself, naming the field;
+  - a site key or [slurm.extra] value is either refused naming its key, or
+    sbatch -v parses exactly that value for its option and nothing else
+    changes; an extra option's name is always refused (names are lowercase
+    letters, digits and '-');
   - bash runs the script against a dry run (srun and scontrol replaced by
-    recorders): srun gets the executable as one literal word, the environment
+    recorders): srun gets the executable and the srun argument as one literal
+    word each, the environment
     value arrives intact, the run directory is created under its literal name,
     and no injected command ran.
 Needs a cluster from with-cluster.sh (sbatch, squeue, scancel)."""
@@ -40,6 +47,8 @@ def render(work, fields, extra=()):
         text = f.read()
     slurm = "\n[slurm]\n" + "".join(f"{k} = {v}\n" for k, v in fields.get("slurm", {}).items())
     env = "\n[slurm.env]\n" + "".join(f"{k} = {v}\n" for k, v in fields.get("env", {}).items())
+    if "extra" in fields:
+        env += "\n[slurm.extra]\n" + "".join(f"{k} = {v}\n" for k, v in fields["extra"].items())
     sets = [x for k, v in fields.get("job", {}).items() for x in ("--set", f"job.{k}={v}")]
     with open(exp, "w") as f:
         f.write(text + slurm + env)
@@ -68,6 +77,8 @@ def parsed_options(work, fields):
 
 
 CHECKED_BY_CLUSTER = ("partition", "account", "qos", "constraint")
+SITE_SBATCH = {"reservation": "reservation", "mail_user": "mail-user", "nodelist": "nodelist", "exclude": "exclude"}
+SITE_REFUSED = ("mail_type", "exclusive", "cpu_bind", "gpu_bind")  # keywords and binding syntax: no corpus value fits
 with tempfile.TemporaryDirectory() as work:
     benign, why = parsed_options(work, {"slurm": {**{k: '"plain"' for k in CHECKED_BY_CLUSTER}, "mem": '"2G"'}})
 if benign is None or any(benign.get(k) != "plain" for k in CHECKED_BY_CLUSTER) or benign.get("mem") != "2G":
@@ -78,7 +89,8 @@ checked = 0
 for value in corpus:
     with tempfile.TemporaryDirectory() as work:
         q = toml_string(value)
-        r = render(work, {"slurm": {"job_name": q, "nodes": 1, "time": '"00:10:00"', "executable": q, "log_dir": q},
+        r = render(work, {"slurm": {"job_name": q, "nodes": 1, "time": '"00:10:00"', "executable": q, "log_dir": q,
+                                    "srun_args": f"[{q}]"},
                           "env": {"HOSTILE": q}, "job": {"run_dir": q}})
         if r.returncode != 0:
             failures.append(f"{value!r}: jobgen refused a printable value: {r.stderr.strip()}")
@@ -119,7 +131,7 @@ for value in corpus:
         config = os.path.join(value, "jobgen-42.toml")
         if rec is None:
             failures.append(f"{value!r}: the dry run never reached srun: {run.stderr.strip()}")
-        elif rec["argv"] != ["--mpi=pmi2", "--", value, "train", config] or rec["HOSTILE"] != value:
+        elif rec["argv"] != ["--mpi=pmi2", value, "--", value, "train", config] or rec["HOSTILE"] != value:
             failures.append(f"{value!r}: srun saw {rec}")
         elif not os.path.isfile(os.path.join(work, config)):
             failures.append(f"{value!r}: the config was not written under the literal run directory")
@@ -147,6 +159,31 @@ for value in corpus:
                 failures.append(f"{value!r} in {field}: not refused naming slurm.{field}: {r.stderr.strip()}")
         checked += 1
 
+    # Site keys and [slurm.extra]: refused naming the key, or parsed by sbatch
+    # as exactly this value for exactly this option.
+    base = {**{k: '"plain"' for k in CHECKED_BY_CLUSTER}, "mem": '"2G"'}
+    for key, option, fields in [(k, o, {"slurm": {**base, k: q}}) for k, o in SITE_SBATCH.items()] + [
+            ("extra", "comment", {"slurm": base, "extra": {"comment": q}})]:
+        with tempfile.TemporaryDirectory() as work:
+            got, why = parsed_options(work, fields)
+            if got is None:
+                if f"slurm.{key}" not in why:
+                    failures.append(f"{value!r} in slurm.{key}: neither parsed nor refused naming the key: {why}")
+            elif got != dict(benign, **{option: value}):
+                failures.append(f"{value!r} in slurm.{key}: sbatch -v parsed {got}")
+            checked += 1
+    for key in SITE_REFUSED:
+        with tempfile.TemporaryDirectory() as work:
+            r = render(work, {"slurm": {key: q}})
+            if r.returncode == 0 or f"slurm.{key}" not in r.stderr:
+                failures.append(f"{value!r} in slurm.{key}: not refused naming the key: {r.stderr.strip()}")
+            checked += 1
+    with tempfile.TemporaryDirectory() as work:
+        r = render(work, {"extra": {q: '"1"'}})
+        if r.returncode == 0 or "not an sbatch long option name" not in r.stderr:
+            failures.append(f"{value!r} as a [slurm.extra] name: not refused: {r.stderr.strip()}")
+        checked += 1
+
     with tempfile.TemporaryDirectory() as work:
         q = toml_string(value)
         r = render(work, {"env": {"LATER": "{ runtime = " + q + " }"}})
@@ -159,10 +196,13 @@ for value in corpus:
 for value in control:
     for field, fields in (("job_name", {"slurm": {"job_name": toml_string(value)}}),
                           ("executable", {"slurm": {"executable": toml_string(value)}}),
-                          ("env", {"env": {"HOSTILE": toml_string(value)}})):
+                          ("env", {"env": {"HOSTILE": toml_string(value)}}),
+                          ("srun_args", {"slurm": {"srun_args": f"[{toml_string(value)}]"}}),
+                          ("reservation", {"slurm": {"reservation": toml_string(value)}}),
+                          ("extra", {"extra": {"comment": toml_string(value)}})):
         with tempfile.TemporaryDirectory() as work:
             r = render(work, fields)
-            if r.returncode == 0 or "control character" not in r.stderr:
+            if r.returncode == 0 or ("control character" not in r.stderr and "printable ASCII" not in r.stderr):
                 failures.append(f"{value!r} in {field}: not refused as a control character: {r.stderr.strip()}")
             checked += 1
 

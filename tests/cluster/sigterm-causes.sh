@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# sigterm-causes.sh HPCTRAIN JOBGEN DATA_DIR: SLURM's SIGTERM, for each of its
+# real causes, on a cluster from `with-cluster.sh --site-like` (KillWait=10;
+# partition "urgent" preempts "debug" by requeueing, PreemptMode=REQUEUE):
+#  (a) preemption by a job of the higher-priority partition: the step
+#      checkpoints, the batch shell sees that SLURM requeues the job itself and
+#      does not requeue it again; the job resumes and ends at the hash of an
+#      uninterrupted run;
+#  (b) a real time-limit expiry (--time=1, no early-warning signal): the step
+#      checkpoints within KillWait and the script continues the run
+#      (slurm.on_preempt = "resubmit", which SLURM does not hold back the way
+#      it holds a requeued job); the chain ends at the uninterrupted hash;
+#  (c) a user's scancel: the step checkpoints and the run stops for good;
+#  (d) a job whose requeue SLURM refuses (Requeue=0, as a site that forbids
+#      requeueing leaves it): after the early-warning signal the script's
+#      `scontrol requeue` fails, it resubmits the script instead, and the
+#      chain of job ids is in jobs.jsonl; the run ends at the uninterrupted
+#      hash.
+# In (a), (b) and (c) the checkpoint written on SIGTERM verifies and is newer
+# than the last interval checkpoint.
+set -euo pipefail
+shopt -s inherit_errexit
+hpctrain=$1 jobgen=$2 data=$3
+here=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+kill_wait=$(scontrol show config | awk '$1 == "KillWait" {print $3}')
+((kill_wait >= 10)) || fail "KillWait is $kill_wait s; this test needs a site-like 10 s or more"
+
+interval=20
+shrink=(--set "data.dir=$data" --set model.n_layer=1 --set model.d_model=64 --set training.batch_size=4
+  --set training.micro_batch_size=4 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample
+  --set eval.test=false --set eval.sample_tokens=0 --set checkpoint.interval=$interval --set checkpoint.keep=0
+  --set logging.interval=5 --set "slurm.executable=$hpctrain" --set slurm.signal_lead_s=0 --set slurm.cpus_per_task=1)
+# One compute thread per run, jobs and references alike (hpctrain reads
+# SLURM_CPUS_PER_TASK), so that two runs side by side do not slow each other.
+export SLURM_CPUS_PER_TASK=1
+# shellcheck source=job-helpers.sh
+. "$(dirname "$0")/job-helpers.sh"
+wait_for_step() {  # RUN_DIR STEP
+  for _ in $(seq 1 2000); do
+    grep -q "\"step\":$2," "$1/metrics.jsonl" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "$1 never reached step $2"
+}
+reference() {  # NAME STEPS: an uninterrupted run under mpiexec, one rank, as a job runs it
+  mpiexec -n 1 "$hpctrain" train "$here/jobs/quickstart.toml" "${shrink[@]}" --set "training.steps=$2" \
+    --set "job.run_dir=runs/$1" >"$1.out" 2>&1 </dev/null || { cat "$1.out"; fail "reference run $1"; }
+}
+submit() {  # NAME STEPS JOBGEN_OPTIONS... -> job id
+  local name=$1 steps=$2 out
+  shift 2
+  out=$("$jobgen" "$here/jobs/quickstart.toml" "${shrink[@]}" --set "training.steps=$steps" --set "job.name=$name" \
+    --set "job.run_dir=runs/$name" "$@" --submit) || fail "jobgen --submit of $name"
+  [[ ${out#submitted batch job } =~ ^[0-9]+$ ]] || fail "jobgen --submit of $name printed '$out'"
+  echo "${out#submitted batch job }"
+}
+# The checkpoint hpctrain wrote on SIGTERM: logged with its step; it must
+# verify and be newer than the last interval checkpoint before it.
+check_sigterm_checkpoint() {  # NAME LOG
+  local step
+  step=$(grep -o 'checkpoint of step [0-9]* on disk [0-9.]* s after SIGTERM' "$2" | head -1 | cut -d' ' -f4)
+  [[ -n $step ]] || { cat "$2"; fail "$1: no checkpoint logged after SIGTERM"; }
+  ((step % interval != 0)) || fail "$1: the SIGTERM checkpoint (step $step) is an interval one"
+  "$hpctrain" ckpt verify "runs/$1/checkpoints/step-$(printf %08d "$step").h5" >/dev/null ||
+    fail "$1: the SIGTERM checkpoint of step $step does not verify"
+  echo "$1: $(grep -o 'checkpoint of step [0-9]* on disk [0-9.]* s after SIGTERM' "$2" | head -1) (KillWait $kill_wait s)," \
+    "verified, newer than the interval checkpoint of step $((step / interval * interval))"
+}
+
+# The short runs (a), (c), (d), and the rate of a step here.
+short=200
+SECONDS=0
+reference short $short
+want_short=$(hash_in short.out)
+per_step=$(awk -v s="$SECONDS" -v n=$short 'BEGIN { print s / n }')
+
+# (b) needs a run longer than one time-limit slice: SLURM checks limits every
+# 30 s, so a 1-minute job ends 60 to 90 s after it starts. Sized to about
+# 115 s alone, the first slice is cut and the second finishes. Its reference
+# runs beside it (two processes, two cores); the other jobs start after.
+long=$(awk -v p="$per_step" 'BEGIN { n = int(115 / p); print (n < 1000 ? 1000 : n) }')
+timed=$(submit timed "$long" --set slurm.time=\"1\" --set slurm.nodelist=\"node1\" --set slurm.on_preempt=\"resubmit\")
+echo "(b) job $timed: $long steps (about 115 s at ${per_step} s a step) under a 1-minute limit"
+reference long "$long"
+want_long=$(hash_in long.out)
+
+preempted=$(submit preempted $short --set slurm.time=\"20\" --set slurm.nodelist=\"node2\" --set slurm.exclusive=true)
+cancelled=$(submit cancelled $short --set slurm.time=\"20\" --set slurm.nodelist=\"node1\")
+refused=$(submit refused $short --set slurm.time=\"20\" --set slurm.nodelist=\"node1\")
+scontrol update "JobId=$refused" Requeue=0
+wait_for_step runs/preempted 25
+urgent=$(sbatch --parsable -p urgent -w node2 --exclusive -o urgent.out --wrap "sleep 3")
+wait_for_step runs/cancelled 25
+scancel "$cancelled"
+wait_for_step runs/refused 25
+scancel --signal=USR1 --batch "$refused"
+
+# (c) a user's cancel: checkpoint, then nothing more.
+[[ $(wait_for_state "$cancelled") == CANCELLED ]] || fail "(c) job $cancelled did not end CANCELLED"
+log=logs/cancelled-$cancelled.out
+cat "$log"
+grep -q 'jobgen: SIGTERM received (cancel)' "$log" && grep -q 'the job was cancelled, so the run stops here' "$log" ||
+  fail "(c) the script did not see a cancel"
+check_sigterm_checkpoint cancelled "$log"
+tail -1 runs/cancelled/jobs.jsonl | grep -q '"cause":"cancel","outcome":"cancelled"' ||
+  { cat runs/cancelled/jobs.jsonl; fail "(c) jobs.jsonl does not record the cancel"; }
+
+# (a) preemption: SLURM requeues the job; the script must not requeue it again.
+[[ $(wait_for_state "$urgent") == COMPLETED ]] || fail "the urgent job did not run"
+[[ $(wait_for_state "$preempted") == COMPLETED ]] || fail "(a) job $preempted did not complete"
+log=logs/preempted-$preempted.out
+cat "$log"
+grep -q 'jobgen: SIGTERM received (preemption)' "$log" && grep -q 'SLURM requeues this job itself' "$log" ||
+  fail "(a) the script did not see a preemption"
+[[ $(field "$preempted" Restarts) == 1 ]] || fail "(a) job $preempted restarted $(field "$preempted" Restarts) times, not once"
+check_sigterm_checkpoint preempted "$log"
+[[ $(hash_in "$log") == "$want_short" ]] || fail "(a) ended at $(hash_in "$log"), uninterrupted at $want_short"
+echo "(a) ok: preempted by job $urgent, requeued by SLURM alone, resumed to the uninterrupted hash"
+
+# (d) requeue refused: resubmitted instead; the chain is in jobs.jsonl.
+[[ $(wait_for_state "$refused") == COMPLETED ]] || fail "(d) job $refused did not end COMPLETED"
+next=$(grep -o '"outcome":"resubmitted","exit_status":75,"next_job_id":"[0-9]*"' runs/refused/jobs.jsonl |
+  grep -o '[0-9]*"$' | tr -d '"')
+[[ -n $next ]] || { cat logs/refused-"$refused".out runs/refused/jobs.jsonl; fail "(d) no resubmission recorded"; }
+grep -q 'jobgen: requeue refused' logs/refused-"$refused".out || fail "(d) the log does not say the requeue was refused"
+[[ $(wait_for_state "$next") == COMPLETED ]] || fail "(d) resubmitted job $next did not complete"
+cat logs/refused-"$refused".out logs/refused-"$next".out
+grep -q "jobgen: job $next restart 1 on" logs/refused-"$next".out || fail "(d) job $next does not count restart 1"
+[[ $(hash_in logs/refused-"$next".out) == "$want_short" ]] || fail "(d) the resubmitted run ended elsewhere"
+grep -c '"event":"start"' runs/refused/jobs.jsonl | grep -qx 2 || fail "(d) jobs.jsonl does not hold 2 starts"
+echo "(d) ok: requeue refused, resubmitted as job $next, resumed to the uninterrupted hash; jobs.jsonl:"
+cat runs/refused/jobs.jsonl
+
+# (b) the time limit: the chain of jobs in jobs.jsonl ends at the long
+# reference's hash.
+last=$timed  # followed through jobs.jsonl: SLURM forgets a job MinJobAge after it ends
+for _ in $(seq 1 3000); do
+  end=$(grep "\"event\":\"end\",\"job_id\":\"$last\"" runs/timed/jobs.jsonl 2>/dev/null || true)
+  if [[ -n $end ]]; then
+    next=$(grep -o '"next_job_id":"[0-9]*"' <<<"$end" | grep -o '[0-9][0-9]*' || true)
+    [[ -n $next ]] || break
+    last=$next
+  fi
+  sleep 0.2
+done
+state=$(wait_for_state "$last")
+ids=$(grep -o '"event":"start","job_id":"[0-9]*"' runs/timed/jobs.jsonl | grep -o '[0-9]*' | tr '\n' ' ')
+for id in $ids; do cat "logs/timed-$id.out"; done >timed.out
+cat timed.out runs/timed/jobs.jsonl
+[[ $state == COMPLETED ]] || fail "(b) the last job of the chain ($last) ended $state"
+grep -q 'jobgen: SIGTERM received (time_limit)' timed.out || fail "(b) the script did not see the time limit"
+grep -q '"cause":"time_limit","outcome":"resubmitted"' runs/timed/jobs.jsonl || fail "(b) no resubmission recorded"
+check_sigterm_checkpoint timed timed.out
+[[ $(hash_in timed.out) == "$want_long" ]] || fail "(b) ended at $(hash_in timed.out), uninterrupted at $want_long"
+echo "(b) ok: cut by the time limit, continued (jobs $ids), ended at the uninterrupted hash"
+echo "ok: preemption, time limit, scancel and a refused requeue each handled by their rule"

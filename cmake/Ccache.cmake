@@ -10,6 +10,15 @@
 # compile is byte-for-byte what this checkout would have produced (ccache then
 # leaves the working directory out of the hash). Debuggers find the sources
 # with `directory <source tree>` (gdb) when run from elsewhere.
+#
+# One catch, from ccache's log: when the LibTorch precompiled header is
+# rebuilt in a tree that already holds an older cmake_pch.hxx.gch, ccache
+# hashes that old file into the key ("Detected use of precompiled header"), so
+# the entry a fresh checkout looks up (no .gch yet) is only stored by a build
+# in a fresh checkout. And every translation unit that uses the header hashes
+# the .gch's bytes, which hold the checkout's path. To warm the cache for CI,
+# build the final commit once in a fresh clone (any path): CI's clone then gets
+# that clone's .gch from the cache and every object compiled against it.
 find_program(HPCTRAIN_CCACHE ccache)
 if(HPCTRAIN_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   set(CMAKE_CXX_COMPILER_LAUNCHER

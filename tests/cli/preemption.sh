@@ -21,7 +21,7 @@ common=(--set "data.dir=$data" --set "training.steps=$steps" --set training.batc
   --set logging.interval=5 --set checkpoint.interval=20 --set checkpoint.signal=USR1)
 if [[ $signal == TERM ]]; then
   steps=60  # evaluations every step make a step slower: fewer steps still outlast the signal
-  common=("${common[@]/training.steps=200/training.steps=$steps}" --set eval.interval=1)
+  common=("${common[@]/training.steps=200/training.steps=$steps}" --set eval.interval=1 --set eval.samples=2)
 fi
 
 mpiexec -n 2 "$hpctrain" train "$experiment" "${common[@]}" --set "job.run_dir=$work/straight" >"$work/straight.out" 2>&1 ||

@@ -6,7 +6,6 @@
 
 #include "config/config_error.h"
 #include "config/section_reader.h"
-#include "jobgen/encoding.h"
 
 namespace hpctrain::jobgen {
 namespace {
@@ -149,13 +148,9 @@ SlurmRequest read_slurm_request(toml::table root, const config::Experiment& expe
   // 0: no early warning (sites that do not deliver --signal); SIGTERM still checkpoints.
   r.signal_lead_s = integer("signal_lead_s", 120, 0, 86400, "default");
   r.max_restarts = integer("max_restarts", 3, 0, 1000, "default");
-  r.on_preempt = text("on_preempt", "requeue", "default");
-  if (r.on_preempt.value != "requeue" && r.on_preempt.value != "resubmit" && r.on_preempt.value != "stop") {
-    throw ConfigError(
-        fmt::format("{}: slurm.on_preempt = \"{}\": expected \"requeue\" (scontrol requeue, falling back to resubmit), "
-                    "\"resubmit\" (sbatch the same script again) or \"stop\"",
-                    r.on_preempt.source, printable(r.on_preempt.value.substr(0, 80))));
-  }
+  // requeue (scontrol requeue, falling back to resubmit), resubmit (sbatch the same script again) or stop.
+  r.on_preempt =
+      Sourced{s.choice("on_preempt", "requeue", {"requeue", "resubmit", "stop"}), source_of("on_preempt", "default")};
   r.log_dir = text("log_dir", "logs", "default");
   r.executable = text("executable", profile.executable, from_profile);
   r.site = read_site_options(s, table);

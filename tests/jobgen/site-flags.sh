@@ -77,7 +77,7 @@ refused "bad.toml:$((n + 1)):13: slurm.extra.\"partition\": jobgen sets --partit
 refused "bad.toml:$((n + 1)):7: slurm.extra.\"Mem\": not an sbatch long option name" '[slurm.extra]' 'Mem = "4G"'
 refused "bad.toml:$((n + 1)):17: slurm.extra.\"mem-per-gpu\": expected a string, an integer, or true" \
   '[slurm.extra]' '"mem-per-gpu" = 4.5'
-refused "bad.toml:$n:14: slurm.on_preempt = \"retry\": expected \"requeue\"" 'on_preempt = "retry"'
+refused "bad.toml:$n:14: slurm.on_preempt: 'retry' is not one of requeue, resubmit, stop" 'on_preempt = "retry"'
 echo "ok: 11 bad site values refused, each naming its key and line:column"
 "$jobgen" "$experiment" --set slurm.signal_lead_s=0 >"$work/no-signal.sbatch"
 ! grep -q -- '^#SBATCH --signal' "$work/no-signal.sbatch" ||

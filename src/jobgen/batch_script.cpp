@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -15,20 +14,11 @@
 #include "jobgen/data_file.h"
 #include "jobgen/encoding.h"
 #include "jobgen/mustache.h"
+#include "jobgen/shell_command.h"
 #include "support/sha256.h"
 
 namespace hpctrain::jobgen {
 namespace {
-
-// The first line of a command's output; empty when it fails.
-std::string first_line_of(const std::string& command) {
-  std::array<char, 256> buffer{};
-  const std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return {};
-  std::string out;
-  while (fgets(buffer.data(), buffer.size(), pipe.get()) != nullptr) out += buffer.data();
-  return out.substr(0, out.find('\n'));
-}
 
 std::string git_provenance(const std::filesystem::path& experiment) {
   const std::string dir = shell_word(std::filesystem::absolute(experiment).parent_path().string(), "experiment path");

@@ -4,15 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <map>
-#include <memory>
-#include <utility>
 
 #include "cluster/hostlist.h"
 #include "config/config_error.h"
 #include "jobgen/encoding.h"
+#include "jobgen/shell_command.h"
 
 namespace hpctrain::jobgen {
 namespace {
@@ -121,19 +118,6 @@ void check_hostlist(const std::string& value, const std::string& field) {
   } catch (const std::exception& e) {
     throw ConfigError(fmt::format("{}: {}", field, e.what()));
   }
-}
-
-// A command's whole output (bounded) and its exit status.
-std::pair<int, std::string> run(const std::string& command) {
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {-1, {}};
-  std::string out;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    if (out.size() < 65536) out.append(buffer.data(), n);
-  }
-  return {pclose(pipe), out};
 }
 
 }  // namespace
@@ -252,7 +236,7 @@ void add_sbatch_extra(SiteOptions& site, const std::vector<SbatchOption>& extra)
 
 void ask_sbatch_about_extra(SiteOptions& site) {
   if (site.extra_checked_by.empty()) return;  // no [slurm.extra]
-  if (run("sbatch --version 2>&1").first != 0) {
+  if (run_command("sbatch --version 2>&1").status != 0) {
     site.extra_checked_by = "not checked: sbatch cannot run here (not installed, or no SLURM configuration)";
     return;
   }
@@ -261,7 +245,7 @@ void ask_sbatch_about_extra(SiteOptions& site) {
   for (const auto& option : site.sbatch) {
     if (!option.extra) continue;
     const std::string word = option.value.empty() ? "--" + option.name : "--" + option.name + "=" + option.value;
-    const auto [status, out] = run("sbatch " + shell_word(word, option.source) + " --version 2>&1");
+    const auto [status, out] = run_command("sbatch " + shell_word(word, option.source) + " --version 2>&1");
     if (status != 0) {
       throw ConfigError(fmt::format("{}: slurm.extra.\"{}\": sbatch refuses {}: {}", option.source, option.name,
                                     printable(word), printable(out.substr(0, out.find('\n')))));

@@ -1,6 +1,7 @@
 // jobgen: `jobgen EXP.toml | sbatch` renders the experiment's batch script;
-// `jobgen render` renders any Mustache template. Parses the command line and
-// turns an escaping exception into one error line and a non-zero exit.
+// `jobgen status|logs|cancel` watch and stop the runs it starts; `jobgen
+// render` renders any Mustache template. Parses the command line and turns an
+// escaping exception into one error line and a non-zero exit.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -16,6 +17,9 @@
 #include "jobgen/batch_script.h"
 #include "jobgen/data_file.h"
 #include "jobgen/mustache.h"
+#include "jobgen/run_cancel.h"
+#include "jobgen/run_logs.h"
+#include "jobgen/run_status.h"
 
 namespace {
 
@@ -72,6 +76,21 @@ int main(int argc, char** argv) {
   render->add_option("--escape", escape, "what {{x}} does to values: none, or html (the specification's)")
       ->check(CLI::IsMember({"none", "html"}));
   render->add_option("--partial", partial_files, "NAME=FILE: a partial (repeatable)");
+  std::string run;
+  auto* status = app.add_subcommand("status", "One table for a run or a sweep: SLURM state, step, losses, ETA");
+  status->add_option("RUN", run, "a run directory, or the experiment TOML whose job.run_dir it is")->required();
+  status->add_option("--set", overrides, "with an experiment: override a key (repeatable)");
+  status->add_option("--cluster", cluster, "with an experiment: its cluster profile");
+  hpctrain::jobgen::LogsRequest logs_request;
+  std::string logs_dir;
+  long logs_index = -1;
+  auto* logs = app.add_subcommand("logs", "Print a run's batch output, every job of it in order");
+  logs->add_option("RUN_DIR", logs_dir, "the run directory (job.run_dir)")->required();
+  logs->add_flag("--follow,-f", logs_request.follow, "keep printing across requeues and resubmissions until it ends");
+  logs->add_option("--index", logs_index, "the array index, for a sweep")->check(CLI::NonNegativeNumber);
+  std::string cancel_dir;
+  auto* cancel = app.add_subcommand("cancel", "Cancel a run's queued and running jobs (one squeue, one scancel)");
+  cancel->add_option("RUN_DIR", cancel_dir, "the run directory (job.run_dir)")->required();
   if (const auto done = hpctrain::apps::parse(app, args)) return *done;
   return hpctrain::apps::at_the_edge("jobgen", [&] {
     if (*script) {
@@ -94,6 +113,26 @@ int main(int argc, char** argv) {
       } else {
         std::cout << text;
       }
+      return 0;
+    }
+    if (*status) {
+      std::filesystem::path dir = run;
+      if (run.ends_with(".toml")) {
+        dir = hpctrain::jobgen::plan_batch_job(run, overrides, cluster, {}, jobgen_paths()).experiment.job.run_dir;
+      }
+      std::vector<std::string> warnings;
+      const std::string table = hpctrain::jobgen::status_table(dir, warnings);
+      for (const auto& w : warnings) fmt::print(stderr, "jobgen: warning: {}\n", w);
+      std::cout << table;
+      return 0;
+    }
+    if (*logs) {
+      logs_request.run_dir = logs_dir;
+      if (logs_index >= 0) logs_request.index = logs_index;
+      return hpctrain::jobgen::print_logs(logs_request, stdout);
+    }
+    if (*cancel) {
+      fmt::print("{}\n", hpctrain::jobgen::cancel_run(cancel_dir));
       return 0;
     }
     hpctrain::jobgen::Partials partials;

@@ -31,4 +31,9 @@ LineColumn line_column(std::string_view text, std::size_t offset) {
   return at;
 }
 
+std::string format_duration(double seconds) {
+  const auto s = static_cast<long long>(seconds);
+  return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
+}
+
 }  // namespace hpctrain::support

@@ -1,6 +1,6 @@
 // Text from outside, put into messages: control characters shown as \xNN (so
 // an error stays one line and cannot forge another), and an offset turned
-// into the line:column an editor shows.
+// into the line:column an editor shows. Also durations as people read them.
 #pragma once
 
 #include <cstddef>
@@ -17,5 +17,8 @@ struct LineColumn {
 };
 // Of byte `offset` of `text`, both counted from 1.
 LineColumn line_column(std::string_view text, std::size_t offset);
+
+// "4m07s", or "2h05m" from an hour on: an ETA in a progress line or a table.
+std::string format_duration(double seconds);
 
 }  // namespace hpctrain::support

@@ -10,6 +10,7 @@
 
 #include "runtime/allocator.h"
 #include "runtime/sgemm_peak.h"
+#include "support/text.h"
 #include "train/autocast.h"
 #include "train/generate.h"
 #include "train/run_setup.h"
@@ -22,11 +23,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string format_duration(double seconds) {
-  const auto s = static_cast<long long>(seconds);
-  return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
-}
 
 at::Generator cpu_generator() { return at::detail::getDefaultCPUGenerator(); }
 
@@ -251,10 +247,12 @@ void Trainer::log_window(const StepResult& result) {
                {"lr", result.lr},
                {"grad_norm", result.clip.norm},
                {"tokens_per_s", tokens_per_s},
-               {"mfu", mfu}});
+               {"mfu", mfu},
+               {"steps_total", static_cast<double>(e.training.steps)},  // for `jobgen status`: step N of total
+               {"eta_s", eta}});
   log_.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", step_,
                             e.training.steps, window_.mean_loss(), result.lr, tokens_per_s, 100 * mfu,
-                            format_duration(eta)));
+                            support::format_duration(eta)));
   window_.restart(step_);
 }
 

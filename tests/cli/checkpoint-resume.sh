@@ -33,7 +33,7 @@ strip() {
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    for k in ("tokens_per_s", "mfu", "wall_max_s", "train_s"):
+    for k in ("tokens_per_s", "mfu", "eta_s", "wall_max_s", "train_s"):
         r.pop(k, None)
     print(json.dumps(r))' "$1"
 }

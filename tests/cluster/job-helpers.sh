@@ -18,3 +18,14 @@ wait_for_state() {
   done
   echo "$state"
 }
+
+# Whether background process PID ends by itself within about 10 s; killed if
+# not. The caller then `wait`s for its exit status.
+ends_by_itself() {
+  for _ in $(seq 1 100); do
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill "$1" 2>/dev/null
+  return 1
+}

@@ -10,14 +10,18 @@
 #      checkpoints within KillWait and the script continues the run
 #      (slurm.on_preempt = "resubmit", which SLURM does not hold back the way
 #      it holds a requeued job); the chain ends at the uninterrupted hash;
-#  (c) a user's scancel: the step checkpoints and the run stops for good;
+#  (c) a user's cancel, by `jobgen cancel RUN_DIR` (one squeue, one
+#      scancel): the step checkpoints and the run stops for good, and both
+#      jobgen and the batch script record it in jobs.jsonl;
 #  (d) a job whose requeue SLURM refuses (Requeue=0, as a site that forbids
 #      requeueing leaves it): after the early-warning signal the script's
 #      `scontrol requeue` fails, it resubmits the script instead, and the
 #      chain of job ids is in jobs.jsonl; the run ends at the uninterrupted
 #      hash.
 # In (a), (b) and (c) the checkpoint written on SIGTERM verifies and is newer
-# than the last interval checkpoint.
+# than the last interval checkpoint. `jobgen status` shows (b) running and
+# (a) finished; `jobgen logs --follow` of (b), started while its first job
+# runs, prints both jobs' logs in order and ends with the run.
 set -euo pipefail
 shopt -s inherit_errexit
 hpctrain=$1 jobgen=$2 data=$3
@@ -85,6 +89,13 @@ per_step=$(awk -v s="$SECONDS" -v n=$short 'BEGIN { print s / n }')
 long=$(awk -v p="$per_step" 'BEGIN { n = int(115 / p); print (n < 1000 ? 1000 : n) }')
 timed=$(submit timed "$long" --set slurm.time=\"1\" --set slurm.nodelist=\"node1\" --set slurm.on_preempt=\"resubmit\")
 echo "(b) job $timed: $long steps (about 115 s at ${per_step} s a step) under a 1-minute limit"
+wait_for_step runs/timed 5
+"$jobgen" logs runs/timed --follow >timed-follow.out 2>&1 &
+follower=$!
+"$jobgen" status runs/timed | tee timed-status.txt
+[[ $(awk '$1 == "-" { print $2, $3, $4 }' timed-status.txt) == "$timed RUNNING 0" ]] ||
+  fail "(b) status of the running job: $(tail -1 timed-status.txt)"
+[[ $(awk '$1 == "-" { print $9 }' timed-status.txt) =~ ^[0-9]+m[0-9]{2}s$ ]] || fail "(b) status shows no ETA"
 reference long "$long"
 want_long=$(hash_in long.out)
 
@@ -95,7 +106,8 @@ scontrol update "JobId=$refused" Requeue=0
 wait_for_step runs/preempted 25
 urgent=$(sbatch --parsable -p urgent -w node2 --exclusive -o urgent.out --wrap "sleep 3")
 wait_for_step runs/cancelled 25
-scancel "$cancelled"
+said=$("$jobgen" cancel runs/cancelled)
+[[ $said == "cancelled 1 job of runs/cancelled: $cancelled" ]] || fail "(c) jobgen cancel said: $said"
 wait_for_step runs/refused 25
 scancel --signal=USR1 --batch "$refused"
 
@@ -106,8 +118,11 @@ cat "$log"
 grep -q 'jobgen: SIGTERM received (cancel)' "$log" && grep -q 'the job was cancelled, so the run stops here' "$log" ||
   fail "(c) the script did not see a cancel"
 check_sigterm_checkpoint cancelled "$log"
-tail -1 runs/cancelled/jobs.jsonl | grep -q '"cause":"cancel","outcome":"cancelled"' ||
-  { cat runs/cancelled/jobs.jsonl; fail "(c) jobs.jsonl does not record the cancel"; }
+grep -q "^{\"event\":\"cancel\",\"job_id\":\"$cancelled\",.*\"by\":\"jobgen cancel\"}$" runs/cancelled/jobs.jsonl &&
+  tail -1 runs/cancelled/jobs.jsonl | grep -q '"event":"end",.*"cause":"cancel","outcome":"cancelled"' ||
+  { cat runs/cancelled/jobs.jsonl; fail "(c) jobs.jsonl does not record the cancel by jobgen and by the script"; }
+said=$("$jobgen" cancel runs/cancelled)
+[[ $said == "nothing to cancel: no job of runs/cancelled is queued or running" ]] || fail "(c) cancelled twice: $said"
 
 # (a) preemption: SLURM requeues the job; the script must not requeue it again.
 [[ $(wait_for_state "$urgent") == COMPLETED ]] || fail "the urgent job did not run"
@@ -119,6 +134,9 @@ grep -q 'jobgen: SIGTERM received (preemption)' "$log" && grep -q 'SLURM requeue
 [[ $(field "$preempted" Restarts) == 1 ]] || fail "(a) job $preempted restarted $(field "$preempted" Restarts) times, not once"
 check_sigterm_checkpoint preempted "$log"
 [[ $(hash_in "$log") == "$want_short" ]] || fail "(a) ended at $(hash_in "$log"), uninterrupted at $want_short"
+"$jobgen" status runs/preempted | tee preempted-status.txt
+[[ $(awk '$1 == "-" { print $2, $3, $4, $5, $10 }' preempted-status.txt) == \
+  "$preempted finished 1 $short/$short step-$(printf %08d $short).h5" ]] || fail "(a) status of the finished run"
 echo "(a) ok: preempted by job $urgent, requeued by SLURM alone, resumed to the uninterrupted hash"
 
 # (d) requeue refused: resubmitted instead; the chain is in jobs.jsonl.
@@ -156,5 +174,12 @@ grep -q 'jobgen: SIGTERM received (time_limit)' timed.out || fail "(b) the scrip
 grep -q '"cause":"time_limit","outcome":"resubmitted"' runs/timed/jobs.jsonl || fail "(b) no resubmission recorded"
 check_sigterm_checkpoint timed timed.out
 [[ $(hash_in timed.out) == "$want_long" ]] || fail "(b) ended at $(hash_in timed.out), uninterrupted at $want_long"
-echo "(b) ok: cut by the time limit, continued (jobs $ids), ended at the uninterrupted hash"
+# `jobgen logs --follow`: every job's log, in order, each under its header, and
+# ended by itself with the run.
+ends_by_itself $follower || fail "(b) jobgen logs --follow did not end with the run"
+wait $follower || { cat timed-follow.out; fail "(b) jobgen logs --follow failed"; }
+for id in $ids; do echo "==> $PWD/logs/timed-$id.out (job $id) <=="; cat "logs/timed-$id.out"; done | cmp - timed-follow.out ||
+  { cat timed-follow.out; fail "(b) jobgen logs --follow printed other than the chain's logs in order"; }
+echo "(b) ok: cut by the time limit, continued (jobs $ids), ended at the uninterrupted hash; jobgen logs --follow" \
+  "printed both jobs' logs in order and ended with the run"
 echo "ok: preemption, time limit, scancel and a refused requeue each handled by their rule"

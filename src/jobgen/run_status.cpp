@@ -1,0 +1,132 @@
+#include "jobgen/run_status.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "jobgen/slurm_states.h"
+#include "support/text.h"
+
+namespace hpctrain::jobgen {
+namespace {
+
+using support::printable;
+
+constexpr std::streamoff kMetricsTail = std::streamoff{1} << 20;
+
+std::optional<double> number(const nlohmann::json& record, const char* key) {
+  const auto it = record.find(key);
+  if (it == record.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string or_dash(const std::optional<double>& value, const char* format) {
+  return value ? fmt::format(fmt::runtime(format), *value) : "-";
+}
+
+// Columns padded to their widest cell, two spaces apart.
+std::string render_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()));
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += c + 1 == row.size() ? row[c] : fmt::format("{:<{}}  ", row[c], width[c]);
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+Progress read_progress(const std::filesystem::path& run_dir) {
+  Progress p;
+  std::ifstream in(run_dir / "metrics.jsonl", std::ios::binary);
+  std::error_code error;
+  if (!in || !std::filesystem::is_regular_file(run_dir / "metrics.jsonl", error)) return p;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - kMetricsTail);
+  in.seekg(from);
+  std::string line;
+  if (from > 0) std::getline(in, line);  // the first line read from the middle is only a tail
+  while (std::getline(in, line)) {
+    const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded() || !record.is_object()) continue;  // a line being written right now
+    const auto kind = record.value("kind", std::string{});
+    if (kind == "train") {
+      if (const auto step = number(record, "step")) p.step = static_cast<long long>(*step);
+      if (const auto total = number(record, "steps_total")) p.steps_total = static_cast<long long>(*total);
+      p.loss = number(record, "loss");
+      p.tokens_per_s = number(record, "tokens_per_s");
+      p.eta_s = number(record, "eta_s");
+    } else if (kind == "eval" || kind == "summary") {
+      if (const auto loss = number(record, "eval_loss")) p.eval_loss = loss;
+      if (const auto step = number(record, "step"); step && kind == "summary") p.step = static_cast<long long>(*step);
+    }
+  }
+  return p;
+}
+
+std::string newest_checkpoint(const std::filesystem::path& run_dir) {
+  // The names hpctrain writes (ckpt_file/checkpoint_files.h): zero-padded
+  // steps, so a longer name is a later step and equal lengths compare as text.
+  // Read by name only: jobgen links no HDF5, and verifying is `hpctrain ckpt verify`'s job.
+  std::string newest;
+  std::error_code error;
+  std::filesystem::directory_iterator it(run_dir / "checkpoints", error);
+  for (std::size_t seen = 0; !error && it != std::filesystem::directory_iterator() && seen < 1000000;
+       it.increment(error), ++seen) {
+    const std::string name = it->path().filename().string();
+    const bool checkpoint = name.size() >= 16 && name.size() <= 26 && name.starts_with("step-") &&
+                            name.ends_with(".h5") &&
+                            name.find_first_not_of("0123456789", 5) == name.size() - 3;  // step-DIGITS.h5
+    if (!checkpoint) continue;
+    if (newest.empty() || name.size() > newest.size() || (name.size() == newest.size() && name > newest)) newest = name;
+  }
+  return newest;
+}
+
+std::string status_table(const std::filesystem::path& run_dir, std::vector<std::string>& warnings) {
+  const std::vector<RunPoint> run = read_run(run_dir);
+  std::vector<std::string> newest;  // per point: the id SLURM is asked about
+  std::vector<std::string> all;
+  for (const auto& point : run) {
+    const auto ids = job_ids(point);
+    newest.push_back(ids.empty() ? std::string{} : ids.back());
+    if (!ids.empty()) all.push_back(ids.back());
+    warnings.insert(warnings.end(), point.skipped.begin(), point.skipped.end());
+  }
+  const SlurmStates slurm = query_slurm_states(all);
+
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"INDEX", "JOB", "STATE", "RESTARTS", "STEP", "LOSS", "EVAL", "TOK/S", "ETA", "CHECKPOINT"});
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    const RunPoint& point = run[i];
+    const Progress p = read_progress(point.dir);
+    // SLURM's word where it has one; else the run record's, in lower case.
+    const auto it = slurm.state.find(newest[i]);
+    const std::string state = it != slurm.state.end() ? it->second : recorded_state(point);
+    const std::string step = !p.step         ? "-"
+                             : p.steps_total ? fmt::format("{}/{}", *p.step, *p.steps_total)
+                                             : std::to_string(*p.step);
+    const std::string eta = state == "RUNNING" && p.eta_s ? support::format_duration(*p.eta_s) : "-";
+    const std::string checkpoint = newest_checkpoint(point.dir);
+    rows.push_back({point.index.empty() ? "-" : point.index, newest[i].empty() ? "-" : newest[i], state,
+                    point.events.empty() ? "0" : std::to_string(point.events.back().restarts), step,
+                    or_dash(p.loss, "{:.4f}"), or_dash(p.eval_loss, "{:.4f}"), or_dash(p.tokens_per_s, "{:.0f}"), eta,
+                    checkpoint.empty() ? "-" : checkpoint});
+  }
+  return fmt::format("run {}: {} {}; SLURM states from {}\n", printable(run_dir.string()), run.size(),
+                     run.size() == 1 ? "job chain" : "array indices", slurm.source.empty() ? "nothing" : slurm.source) +
+         render_table(rows);
+}
+
+}  // namespace hpctrain::jobgen

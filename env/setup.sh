@@ -18,8 +18,9 @@ packages=(
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   # tests and benchmarks (python3-torch: the PyTorch reference the models are checked against)
   libgtest-dev libgmock-dev libbenchmark-dev python3-torch gnuplot-nox
-  # the real SLURM cluster the cluster tests bring up
-  slurmctld slurmd slurm-client munge iproute2 util-linux procps
+  # the real SLURM cluster the cluster tests bring up, with accounting
+  # (slurmdbd storing into its own MariaDB) where a test asks for it
+  slurmctld slurmd slurm-client munge iproute2 util-linux procps slurmdbd mariadb-server
 )
 
 if [[ $(id -u) -ne 0 ]]; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # with-cluster.sh — run one command against a fresh throw-away SLURM cluster.
 #
-#   with-cluster.sh [--nodes N] [--cpus C] [--site-like] -- CMD [ARGS...]
-#   (--site-like: see slurm-cluster.sh up)
+#   with-cluster.sh [--nodes N] [--cpus C] [--site-like] [--accounting] -- CMD [ARGS...]
+#   (--site-like, --accounting: see slurm-cluster.sh up)
 #
 # Meant as a CTest wrapper, e.g.
 #   add_test(NAME cluster.srun COMMAND tests/cluster/with-cluster.sh --nodes 2 -- srun -N2 hostname)
@@ -26,14 +26,15 @@ readonly SKIP=77
 
 skip() { echo "SKIP: $*"; exit "$SKIP"; }
 
-NODES=2 CPUS=4 SITE_LIKE=()
+NODES=2 CPUS=4 SITE_LIKE=() ACCOUNTING=()
 while (($#)); do
   case $1 in
     --nodes) NODES=${2:?}; shift 2 ;;
     --cpus) CPUS=${2:?}; shift 2 ;;
     --site-like) SITE_LIKE=(--site-like); shift ;;
+    --accounting) ACCOUNTING=(--accounting); shift ;;
     --) shift; break ;;
-    *) echo "usage: ${0##*/} [--nodes N] [--cpus C] [--site-like] -- CMD..." >&2; exit 2 ;;
+    *) echo "usage: ${0##*/} [--nodes N] [--cpus C] [--site-like] [--accounting] -- CMD..." >&2; exit 2 ;;
   esac
 done
 (($#)) || { echo "usage: ${0##*/} [--nodes N] [--cpus C] -- CMD..." >&2; exit 2; }
@@ -43,6 +44,11 @@ done
 for b in ip tc unshare nsenter setsid runuser munged munge slurmctld slurmd srun sinfo; do
   command -v "$b" >/dev/null || skip "$b not installed"
 done
+if ((${#ACCOUNTING[@]})); then
+  for b in slurmdbd sacctmgr sacct mariadbd mariadb-install-db mariadb-admin; do
+    command -v "$b" >/dev/null || skip "$b not installed (env/setup.sh installs slurmdbd and mariadb-server)"
+  done
+fi
 getent passwd munge >/dev/null || skip "no munge user (munge package incomplete)"
 # Probe without creating anything named: an anonymous netns + uts + mount ns.
 unshare --net --uts --mount --propagation private true 2>/dev/null ||
@@ -76,7 +82,7 @@ trap teardown EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-if ! "$CLUSTER" up --prefix "$PREFIX" --nodes "$NODES" --cpus "$CPUS" "${SITE_LIKE[@]}" >/dev/null; then
+if ! "$CLUSTER" up --prefix "$PREFIX" --nodes "$NODES" --cpus "$CPUS" "${SITE_LIKE[@]}" "${ACCOUNTING[@]}" >/dev/null; then
   # `up` has already printed the log tails and removed what it created.
   trap - EXIT
   # Keep the logs for a post-mortem instead of purging them; if nothing was

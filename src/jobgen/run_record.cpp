@@ -153,6 +153,7 @@ std::vector<RunPoint> read_run(const std::filesystem::path& dir) {
     }
     if (indices.empty()) throw RunDirError(fmt::format("{}: no sweep points", printable(manifest.string())));
     std::vector<RunPoint> run;
+    run.reserve(indices.size());
     for (const long i : indices) run.push_back(read_point(std::to_string(i), dir / std::to_string(i)));
     return run;
   }

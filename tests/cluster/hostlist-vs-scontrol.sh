@@ -35,47 +35,57 @@ stricter=('n[1-2' 'n]' 'n[ 1-2]' 'n[+1-2]')
 ranged=('n1,n2,n3,n5' 'n1,n3,n2,n2' 'n9,n10,n01,n2,a,a' 'n[08-10]' 'login,n[1-2],gpu1' 'n1' 'a1-b3,a1-b4'
   'rack1n[1-3],rack2n[1-3]' 'n[099-101]' 'x,y,z' 'n01,n1' 'n7,n8,m1,n9')
 
-failures=0
-for expr in "${same[@]}"; do
-  want=$(scontrol show hostnames "$expr" 2>"$work/err" || true)
-  if grep -q 'Invalid hostlist' "$work/err"; then
+# One comparison per function call, printing one line ("same ...",
+# "stricter ...", or "DIFF ..."). hpctrain's start-up (LibTorch's static
+# initialisers) dominates, so two comparisons run at a time.
+compare_expansion() {  # EXPR
+  local expr=$1 want got err=$work/err.$BASHPID
+  want=$(scontrol show hostnames "$expr" 2>"$err" || true)
+  if grep -q 'Invalid hostlist' "$err"; then
     if "$hpctrain" hostnames "$expr" >/dev/null 2>&1; then
       echo "DIFF '$expr': scontrol rejects it, hpctrain accepts it"
-      failures=$((failures + 1))
     else
       echo "same '$expr': rejected by both"
     fi
-    continue
-  fi
-  if ! got=$("$hpctrain" hostnames "$expr" 2>&1); then
+  elif ! got=$("$hpctrain" hostnames "$expr" 2>&1); then
     echo "DIFF '$expr': scontrol gives $(echo "$want" | wc -l) hosts, hpctrain fails: $got"
-    failures=$((failures + 1))
   elif [[ $got != "$want" ]]; then
     echo "DIFF '$expr':"
     diff <(echo "$want") <(echo "$got") | head -5
-    failures=$((failures + 1))
   else
     echo "same '$expr': $(echo -n "$want" | grep -c '') hosts"
   fi
-done
-for expr in "${stricter[@]}"; do
-  mangled=$(scontrol show hostnames "$expr" 2>&1 | tr '\n' ' ')
-  if "$hpctrain" hostnames "$expr" >/dev/null 2>&1; then
-    echo "DIFF '$expr': hpctrain accepts malformed input (scontrol: $mangled)"
-    failures=$((failures + 1))
+}
+compare_stricter() {  # EXPR
+  local mangled
+  mangled=$(scontrol show hostnames "$1" 2>&1 | tr '\n' ' ')
+  if "$hpctrain" hostnames "$1" >/dev/null 2>&1; then
+    echo "DIFF '$1': hpctrain accepts malformed input (scontrol: $mangled)"
   else
-    echo "stricter '$expr': hpctrain rejects it (scontrol prints: $mangled)"
+    echo "stricter '$1': hpctrain rejects it (scontrol prints: $mangled)"
   fi
-done
-for hosts in "${ranged[@]}"; do
-  want=$(scontrol show hostlist "$hosts" 2>&1)
-  got=$("$hpctrain" hostlist "$hosts" 2>&1 || true)
+}
+compare_compression() {  # HOSTS
+  local want got
+  want=$(scontrol show hostlist "$1" 2>&1)
+  got=$("$hpctrain" hostlist "$1" 2>&1 || true)
   if [[ $got != "$want" ]]; then
-    echo "DIFF hostlist '$hosts': scontrol '$want', hpctrain '$got'"
-    failures=$((failures + 1))
+    echo "DIFF hostlist '$1': scontrol '$want', hpctrain '$got'"
   else
-    echo "same hostlist '$hosts': $want"
+    echo "same hostlist '$1': $want"
   fi
-done
+}
+jobs_started=0
+start() {  # FUNCTION ARG: in the background, output to the next numbered file
+  "$@" >"$work/result.$jobs_started" 2>&1 &
+  jobs_started=$((jobs_started + 1))
+  while (($(jobs -rp | wc -l) >= 2)); do wait -n || true; done
+}
+for expr in "${same[@]}"; do start compare_expansion "$expr"; done
+for expr in "${stricter[@]}"; do start compare_stricter "$expr"; done
+for hosts in "${ranged[@]}"; do start compare_compression "$hosts"; done
+wait
+for ((i = 0; i < jobs_started; i++)); do cat "$work/result.$i"; done
+failures=$(cat "$work"/result.* | grep -c '^DIFF' || true)
 echo "${#same[@]} expansions and ${#ranged[@]} compressions compared with scontrol, ${#stricter[@]} refused; $failures differences"
 [[ $failures -eq 0 ]]

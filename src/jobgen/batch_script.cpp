@@ -201,6 +201,11 @@ std::string explain(const BatchJob& job) {
   for (const auto& word : job.request.site.srun) {
     out += fmt::format("  srun {:<47} <- {}\n", shell_word(word.value, word.source), printable(word.source));
   }
+  // Not directives, but what the script does on preemption: a profile may set them.
+  out += fmt::format("  slurm.signal_lead_s = {:<30} <- {}\n", job.request.signal_lead_s.value,
+                     printable(job.request.signal_lead_s.source));
+  out += fmt::format("  slurm.on_preempt = {:<33} <- {}\n", job.request.on_preempt.value,
+                     printable(job.request.on_preempt.source));
   if (!job.request.site.extra_checked_by.empty()) {
     out += fmt::format("  [slurm.extra]: {}\n", job.request.site.extra_checked_by);
   }

@@ -48,6 +48,11 @@ void apply(ClusterProfile& p, const std::string& name_or_file, const std::filesy
   for (const auto& m : r.strings("modules", {})) p.modules.push_back(m);
   p.executable = r.string("executable", p.executable);
   p.mpi = r.choice("mpi", p.mpi, {"pmi2", "pmix", "none"});
+  const std::string here = "profile " + path.string();
+  if (wrapper["profile"].as_table()->contains("signal_lead_s")) p.signal_lead_s_source = here;
+  p.signal_lead_s = r.integer("signal_lead_s", p.signal_lead_s, 0, 86400);
+  if (wrapper["profile"].as_table()->contains("on_preempt")) p.on_preempt_source = here;
+  p.on_preempt = r.choice("on_preempt", p.on_preempt, {"requeue", "resubmit", "stop"});
   r.finish();
   for (const auto& [key, value] : env) {
     if (!value.is_string()) {

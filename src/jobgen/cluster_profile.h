@@ -6,6 +6,8 @@
 //   executable                             the hpctrain binary on the nodes
 //   mpi                                    srun --mpi plugin (pmi2 for MPICH)
 //   [env]                                  exported before the step (NCCL, UCX, ...)
+//   signal_lead_s, on_preempt              how the site preempts: defaults for the
+//                                          [slurm] keys of those names
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,12 @@ struct ClusterProfile {
   std::string executable = "hpctrain";
   std::string mpi = "pmi2";
   std::vector<std::pair<std::string, std::string>> env;
+  // What a site decides for every job: 0 where it does not deliver --signal;
+  // "resubmit" where users may not requeue. Empty source: not set by the profile.
+  std::int64_t signal_lead_s = 120;
+  std::string signal_lead_s_source;
+  std::string on_preempt = "requeue";
+  std::string on_preempt_source;
 };
 
 // NAME (looked up in `dir` as NAME.toml) or a .toml path. Throws with

@@ -146,11 +146,13 @@ SlurmRequest read_slurm_request(toml::table root, const config::Experiment& expe
         listened != nullptr ? config::location(listened->source()) : "its default"));
   }
   // 0: no early warning (sites that do not deliver --signal); SIGTERM still checkpoints.
-  r.signal_lead_s = integer("signal_lead_s", 120, 0, 86400, "default");
+  r.signal_lead_s = integer("signal_lead_s", profile.signal_lead_s, 0, 86400,
+                            profile.signal_lead_s_source.empty() ? "default" : profile.signal_lead_s_source);
   r.max_restarts = integer("max_restarts", 3, 0, 1000, "default");
   // requeue (scontrol requeue, falling back to resubmit), resubmit (sbatch the same script again) or stop.
   r.on_preempt =
-      Sourced{s.choice("on_preempt", "requeue", {"requeue", "resubmit", "stop"}), source_of("on_preempt", "default")};
+      Sourced{s.choice("on_preempt", profile.on_preempt, {"requeue", "resubmit", "stop"}),
+              source_of("on_preempt", profile.on_preempt_source.empty() ? "default" : profile.on_preempt_source)};
   r.log_dir = text("log_dir", "logs", "default");
   r.executable = text("executable", profile.executable, from_profile);
   r.site = read_site_options(s, table);

@@ -6,6 +6,7 @@
 
 #include "cluster/environment.h"
 #include "cluster/hostlist.h"
+#include "cluster/network_interface.h"
 #include "comm/allreduce_bandwidth.h"
 #include "comm/consensus.h"
 #include "comm/world.h"
@@ -49,7 +50,8 @@ void print_summary(const comm::World& world, const runtime::ThreadPlan& plan, co
   fmt::print("  launcher   {}\n", launcher);
   fmt::print("  ranks      {} on {} host{}\n", world.size(), distinct.size(), distinct.size() == 1 ? "" : "s");
   fmt::print("  head node  {} ({}) at {}\n", world.head().host, world.head().source, world.head().address.to_string());
-  fmt::print("  interface  rank 0: {}: {}\n", world.interface().name, world.interface().reason);
+  fmt::print("  interface  rank 0: {} (NCCL_SOCKET_IFNAME={}): {}\n", world.interface().name,
+             cluster::nccl_socket_ifname(world.interface()), world.interface().reason);
   fmt::print("  backend    mpi ({}), thread level {}, collective timeout {} s, wait: {}\n",
              handles::MpiRuntime::library_version(), thread_level_name(world.mpi_thread_level()),
              std::chrono::duration_cast<std::chrono::seconds>(world.collective_timeout()).count(),

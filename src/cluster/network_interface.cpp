@@ -111,6 +111,10 @@ bool nccl_ifname_selects(const std::string& spec, const std::string& ifname) {
   return exclude ? !listed : listed;
 }
 
+std::string nccl_socket_ifname(const InterfaceChoice& choice) {
+  return choice.user_set ? choice.name : "=" + choice.name;
+}
+
 InterfaceChoice choose_interface(const IpAddress& head, const IpAddress& source,
                                  const std::vector<InterfaceAddress>& interfaces,
                                  const std::optional<std::string>& user_ifname) {

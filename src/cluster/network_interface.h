@@ -36,6 +36,11 @@ IpAddress route_source(const IpAddress& destination);
 // "=" for exact names. True when `ifname` is selected by `spec`.
 bool nccl_ifname_selects(const std::string& spec, const std::string& ifname);
 
+// What hpctrain sets NCCL_SOCKET_IFNAME to for its own choice: "=eth1", NCCL's
+// exact-name form, because a bare "eth1" is a prefix that also selects eth10
+// and eth1.100. A user's own setting is passed on as written.
+std::string nccl_socket_ifname(const InterfaceChoice& choice);
+
 // The decision itself, free of system calls so it can be tested:
 //  - a user-set NCCL_SOCKET_IFNAME wins, but must match an interface;
 //  - a loopback head (single host) uses the loopback interface;

@@ -134,7 +134,9 @@ void World::choose_interface(const cluster::Environment& env) {
         cluster::choose_interface(head_.address, source, cluster::list_interfaces(), env.get("NCCL_SOCKET_IFNAME"));
   });
   // Bootstrap runs before any thread of ours exists, so setenv cannot race.
-  if (!interface_.user_set) setenv("NCCL_SOCKET_IFNAME", interface_.name.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+  if (!interface_.user_set) {
+    setenv("NCCL_SOCKET_IFNAME", cluster::nccl_socket_ifname(interface_).c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
+  }
 }
 
 }  // namespace hpctrain::comm

@@ -26,10 +26,29 @@ void check_mpi(int rc, const std::string& what) {
   throw MpiError(fmt::format("{}: {}", what, std::string(text, static_cast<std::size_t>(len))));
 }
 
+void require_thread_multiple(int provided) {
+  if (provided == MPI_THREAD_MULTIPLE) return;
+  const char* name = provided == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+                     : provided == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                     : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                                                         : "an unknown level";
+  throw MpiError(fmt::format(
+      "the MPI library provides thread level {} ({}), but hpctrain needs MPI_THREAD_MULTIPLE: its communication "
+      "and watchdog threads call MPI beside the main thread; use an MPI library built with thread support "
+      "(MPICH configured with --enable-threads=multiple or runtime, as Debian's is)",
+      name, provided));
+}
+
 MpiRuntime::MpiRuntime() {
   // THREAD_MULTIPLE so that a reducer's communication thread may drive MPI while
   // the main thread also issues collectives.
   check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &thread_level_), "MPI_Init_thread");
+  try {
+    require_thread_multiple(thread_level_);
+  } catch (const MpiError&) {
+    MPI_Finalize();  // every rank gets the same answer from the same library, so none is left waiting
+    throw;
+  }
   // Errors come back as return codes, so they reach our exceptions and messages
   // instead of MPI's default abort.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

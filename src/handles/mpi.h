@@ -18,6 +18,12 @@ class MpiError : public std::runtime_error {
 // Throws MpiError("<what>: <MPI error string>") when rc is not MPI_SUCCESS.
 void check_mpi(int rc, const std::string& what);
 
+// Throws MpiError unless `provided` (MPI_Init_thread's answer) is
+// MPI_THREAD_MULTIPLE: hpctrain's helper threads (DDP's communication thread,
+// overlapped merges, collective watchdogs) call MPI while the main thread
+// does, which a lower level makes undefined behaviour, not an error.
+void require_thread_multiple(int provided);
+
 // MPI_Init_thread on construction, MPI_Finalize on destruction. Exactly one per
 // process; MPI itself forbids a second initialisation.
 //

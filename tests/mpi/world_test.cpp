@@ -1,7 +1,9 @@
 // Bootstrap under mpiexec on one host: ranks, local ranks, head node, interface.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
+#include <string>
 
 #include "comm/consensus.h"
 #include "comm/world.h"
@@ -24,6 +26,10 @@ TEST(World, BootstrapsUnderMpiexec) {
   EXPECT_EQ(world.hosts().size(), static_cast<std::size_t>(size));
   EXPECT_EQ(world.head().host, world.hosts().front());
   EXPECT_FALSE(world.interface().name.empty());
+  // What NCCL will read: the chosen interface by its exact name.
+  const char* ifname = std::getenv("NCCL_SOCKET_IFNAME");  // NOLINT(concurrency-mt-unsafe): no other thread reads it
+  ASSERT_NE(ifname, nullptr);
+  EXPECT_EQ(std::string(ifname), world.interface().user_set ? world.interface().name : "=" + world.interface().name);
 }
 
 TEST(World, EveryRankAgreesOnTheHeadAndItsAddress) {

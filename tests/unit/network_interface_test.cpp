@@ -62,6 +62,17 @@ TEST(InterfaceChoice, NoInterfaceReachesTheHead) {
                ClusterError);
 }
 
+TEST(NcclIfname, OurChoiceIsAnExactNameAndTheUsersIsKeptAsWritten) {
+  const auto chosen =
+      choose_interface(IpAddress::parse("10.77.0.1"), IpAddress::parse("10.77.0.2"), node_interfaces(), {});
+  EXPECT_EQ(nccl_socket_ifname(chosen), "=" + chosen.name);
+  // A bare name is a prefix to NCCL: "eth1" would also select eth10.
+  EXPECT_TRUE(nccl_ifname_selects("eth1", "eth10"));
+  EXPECT_FALSE(nccl_ifname_selects(nccl_socket_ifname({"eth1", "", false, std::nullopt}), "eth10"));
+  EXPECT_TRUE(nccl_ifname_selects(nccl_socket_ifname({"eth1", "", false, std::nullopt}), "eth1"));
+  EXPECT_EQ(nccl_socket_ifname({"^docker,lo", "", true, std::nullopt}), "^docker,lo");
+}
+
 TEST(NcclIfname, PrefixExactAndExclude) {
   EXPECT_TRUE(nccl_ifname_selects("eth", "eth0"));
   EXPECT_TRUE(nccl_ifname_selects("ib,eth", "eth1"));

@@ -63,8 +63,7 @@ std::string cancel_run(const std::filesystem::path& run_dir) {
   for (const auto& id : live) words += " " + shell_word(id, "job id");
   const CommandResult r = run_command("scancel" + words + " 2>&1");
   if (r.status != 0) {
-    throw std::runtime_error(
-        fmt::format("scancel{} failed: {}", words, support::printable(r.output.substr(0, r.output.find('\n')))));
+    throw std::runtime_error(fmt::format("scancel{} failed: {}", words, support::printable(first_line(r.output))));
   }
   for (const auto& id : live) record_cancel(owner[id], id);
   return fmt::format("cancelled {} job{} of {}: {}", live.size(), live.size() == 1 ? "" : "s", dir,

@@ -101,9 +101,10 @@ int print_logs(const LogsRequest& request, std::FILE* out) {
   int empty_queue_checks = 0;
   while (true) {
     const RunPoint point = select_point(request);
-    for (const auto& file : log_files(point)) printer.drain(file);
+    const std::vector<LogFile> files = log_files(point);
+    for (const auto& file : files) printer.drain(file);
     if (!request.follow) {
-      if (log_files(point).empty()) {
+      if (files.empty()) {
         fmt::print(stderr, "jobgen: no job of {} has started yet\n", printable(request.run_dir.string()));
       }
       return 0;

@@ -106,6 +106,12 @@ bool continues(const std::string& outcome) {
 
 }  // namespace
 
+bool is_slurm_id(const std::string& text) {
+  const auto underscore = text.find('_');
+  if (underscore == std::string::npos) return job_id_shape(text);
+  return job_id_shape(text.substr(0, underscore)) && task_id_shape(text.substr(underscore + 1));
+}
+
 std::string slurm_id(const JobEvent& event) {
   return event.array_task_id.empty() ? event.job_id : event.array_job_id + "_" + event.array_task_id;
 }

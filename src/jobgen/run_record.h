@@ -43,6 +43,10 @@ struct JobEvent {
 // What SLURM calls this job: ARRAYJOB_TASK for an array task, else the job id.
 std::string slurm_id(const JobEvent& event);
 
+// Whether `text` has that shape: a job id of 1 to 12 digits, optionally
+// followed by _ and an array index of 1 to 9 digits.
+bool is_slurm_id(const std::string& text);
+
 // One run: a single job's directory, or one index of a sweep.
 struct RunPoint {
   std::string index;  // the array index; empty for a run that is not a sweep

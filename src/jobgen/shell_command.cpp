@@ -21,9 +21,8 @@ CommandResult run_command(const std::string& command) {
   return result;
 }
 
-std::string first_line_of(const std::string& command) {
-  const std::string out = run_command(command).output;
-  return out.substr(0, out.find('\n'));
-}
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string first_line_of(const std::string& command) { return first_line(run_command(command).output); }
 
 }  // namespace hpctrain::jobgen

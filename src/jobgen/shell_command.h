@@ -14,6 +14,9 @@ struct CommandResult {
 
 CommandResult run_command(const std::string& command);
 
+// Text up to its first newline: the line of a tool's answer that says why.
+std::string first_line(const std::string& text);
+
 // The first line of a command's output; empty when it prints nothing.
 std::string first_line_of(const std::string& command);
 

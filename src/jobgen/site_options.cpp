@@ -248,7 +248,7 @@ void ask_sbatch_about_extra(SiteOptions& site) {
     const auto [status, out] = run_command("sbatch " + shell_word(word, option.source) + " --version 2>&1");
     if (status != 0) {
       throw ConfigError(fmt::format("{}: slurm.extra.\"{}\": sbatch refuses {}: {}", option.source, option.name,
-                                    printable(word), printable(out.substr(0, out.find('\n')))));
+                                    printable(word), printable(first_line(out))));
     }
   }
   site.extra_checked_by = "checked by the installed sbatch";

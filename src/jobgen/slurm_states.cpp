@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "jobgen/encoding.h"
+#include "jobgen/run_record.h"
 #include "jobgen/shell_command.h"
 #include "support/text.h"
 
@@ -37,18 +38,12 @@ void read_states(const std::string& output, std::map<std::string, std::string>& 
     if (bar == std::string::npos || bar == 0 || bar > 22) continue;
     const std::string id = line.substr(0, bar);
     const std::string state = line.substr(bar + 1, line.find(' ', bar) - bar - 1);
-    const auto underscore = id.find('_');
-    const bool id_ok = id.find_first_not_of("0123456789_") == std::string::npos && id.front() != '_' &&
-                       id.back() != '_' &&
-                       id.find('_', underscore == std::string::npos ? id.size() : underscore + 1) == std::string::npos;
-    if (id_ok && !state.empty() && state.size() <= 32 &&
+    if (is_slurm_id(id) && !state.empty() && state.size() <= 32 &&
         state.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == std::string::npos) {
       into[id] = state;
     }
   }
 }
-
-std::string first_line(const std::string& text) { return support::printable(text.substr(0, text.find('\n'))); }
 
 // squeue of ids it has forgotten says so and fails; that only means none is queued.
 std::map<std::string, std::string> ask_squeue(const std::vector<std::string>& ids) {
@@ -56,7 +51,7 @@ std::map<std::string, std::string> ask_squeue(const std::vector<std::string>& id
   for (const auto& list : id_lists(ids)) {
     const CommandResult r = run_command("squeue --noheader --array --format='%i|%T' --jobs=" + list + " 2>&1");
     if (r.status != 0 && r.output.find("Invalid job id") == std::string::npos) {
-      throw std::runtime_error(fmt::format("squeue failed: {}", first_line(r.output)));
+      throw std::runtime_error(fmt::format("squeue failed: {}", support::printable(first_line(r.output))));
     }
     read_states(r.output, states);
   }
@@ -75,7 +70,7 @@ SlurmStates query_slurm_states(const std::vector<std::string>& ids) {
     const CommandResult r =
         run_command("sacct --noheader --parsable2 --allocations --format=JobID,State --jobs=" + list + " 2>&1");
     if (r.status != 0) {
-      refusal = r.status == -1 || r.output.empty() ? "sacct did not run" : first_line(r.output);
+      refusal = r.status == -1 || r.output.empty() ? "sacct did not run" : support::printable(first_line(r.output));
       break;
     }
     read_states(r.output, out.state);

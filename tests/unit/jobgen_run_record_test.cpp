@@ -69,6 +69,13 @@ TEST_F(RunRecordTest, AResubmittedArrayTaskIsThatIndexOfTheNewArray) {
   EXPECT_EQ(job_ids(read_run(dir_)[0]), (std::vector<std::string>{"88_2", "95_2"}));
 }
 
+TEST(SlurmId, JobIdsAndArrayTasksOnly) {
+  for (const char* id : {"1", "123456789012", "88_2", "88_123456789"}) EXPECT_TRUE(is_slurm_id(id)) << id;
+  for (const char* id : {"", "1234567890123", "88_", "_2", "88_2_3", "88__2", "88_1234567890", "8a", "1;id", "88 2"}) {
+    EXPECT_FALSE(is_slurm_id(id)) << id;
+  }
+}
+
 TEST_F(RunRecordTest, JobgenCancelEndsTheRunForGood) {
   write(dir_ / "jobs.jsonl", std::string(kRequeuedThenResubmitted) +
                                  R"({"event":"cancel","job_id":"57","cause":"cancel","outcome":"cancelled"})" + "\n");

@@ -18,8 +18,9 @@
 #      `scontrol requeue` fails, it resubmits the script instead, and the
 #      chain of job ids is in jobs.jsonl; the run ends at the uninterrupted
 #      hash.
-# In (a), (b) and (c) the checkpoint written on SIGTERM verifies and is newer
-# than the last interval checkpoint. `jobgen status` shows (b) running and
+# In (a), (b) and (c) the checkpoint written on SIGTERM verifies and holds the
+# step the signal arrived in (newer than the last interval checkpoint unless
+# that step is itself an interval step). `jobgen status` shows (b) running and
 # (a) finished; `jobgen logs --follow` of (b), started while its first job
 # runs, prints both jobs' logs in order and ends with the run.
 set -euo pipefail
@@ -63,16 +64,24 @@ submit() {  # NAME STEPS JOBGEN_OPTIONS... -> job id
   echo "${out#submitted batch job }"
 }
 # The checkpoint hpctrain wrote on SIGTERM: logged with its step; it must
-# verify and be newer than the last interval checkpoint before it.
+# verify and hold every step the run had finished when the signal arrived (the
+# step hpctrain logs on receiving it, or the one after, where the other ranks'
+# agreement settles). That step is a multiple of checkpoint.interval about one
+# time in `interval`: then the SIGTERM checkpoint and the interval one are the
+# same file, and no work is lost either way.
 check_sigterm_checkpoint() {  # NAME LOG
-  local step
+  local step received
   step=$(grep -o 'checkpoint of step [0-9]* on disk [0-9.]* s after SIGTERM' "$2" | head -1 | cut -d' ' -f4)
   [[ -n $step ]] || { cat "$2"; fail "$1: no checkpoint logged after SIGTERM"; }
-  ((step % interval != 0)) || fail "$1: the SIGTERM checkpoint (step $step) is an interval one"
+  received=$(grep -o 'SIGTERM received by the end of step [0-9]*' "$2" | head -1 | awk '{print $NF}')
+  [[ -n $received ]] || { cat "$2"; fail "$1: hpctrain did not log the step SIGTERM arrived in"; }
+  ((step == received || step == received + 1)) ||
+    fail "$1: SIGTERM arrived by the end of step $received, but the checkpoint is of step $step"
   "$hpctrain" ckpt verify "runs/$1/checkpoints/step-$(printf %08d "$step").h5" >/dev/null ||
     fail "$1: the SIGTERM checkpoint of step $step does not verify"
   echo "$1: $(grep -o 'checkpoint of step [0-9]* on disk [0-9.]* s after SIGTERM' "$2" | head -1) (KillWait $kill_wait s)," \
-    "verified, newer than the interval checkpoint of step $((step / interval * interval))"
+    "signal by the end of step $received, verified; the last interval checkpoint before it:" \
+    "step $(((received - 1) / interval * interval))"
 }
 
 # The short runs (a), (c), (d), and the rate of a step here.

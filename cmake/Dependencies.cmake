@@ -63,9 +63,3 @@ if(HPCTRAIN_WITH_TORCH)
   endfunction()
 endif()
 
-# The commit a checkpoint records as its provenance.
-execute_process(COMMAND git rev-parse HEAD WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-                OUTPUT_VARIABLE HPCTRAIN_GIT_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(NOT HPCTRAIN_GIT_COMMIT)
-  set(HPCTRAIN_GIT_COMMIT unknown)
-endif()

@@ -18,6 +18,8 @@
 #include "cli/inference_commands.h"
 #include "cli/prepare_command.h"
 #include "cli/train_command.h"
+#include "data/sentencepiece_engine.h"
+#include "support/build_info.h"
 
 int main(int argc, char** argv) {
   // `hpctrain exp.toml ...` is short for `hpctrain train exp.toml ...`.
@@ -27,6 +29,10 @@ int main(int argc, char** argv) {
   }
   CLI::App app{"hpctrain: data-parallel language-model training for SLURM clusters"};
   hpctrain::apps::one_line_failures(app, "hpctrain");
+  app.set_version_flag("--version", [] {
+    return hpctrain::support::version_line("hpctrain") +
+           "\nSentencePiece plugin: " + hpctrain::data::sentencepiece_plugin_path();
+  });
   app.require_subcommand(1);
 
   std::string expression;

@@ -20,14 +20,20 @@
 #include "jobgen/run_cancel.h"
 #include "jobgen/run_logs.h"
 #include "jobgen/run_status.h"
+#include "jobgen/search_path.h"
+#include "support/build_info.h"
 
 namespace {
 
-// Templates and cluster profiles: next to the sources, or under $JOBGEN_HOME.
-hpctrain::jobgen::JobgenPaths jobgen_paths() {
-  const char* home = std::getenv("JOBGEN_HOME");  // NOLINT(concurrency-mt-unsafe): read once, before any thread
-  const std::filesystem::path root = home != nullptr ? home : JOBGEN_DEFAULT_HOME;
-  return {root / "templates", root / "env" / "clusters"};
+// Where templates and cluster profiles come from (jobgen/search_path.h).
+hpctrain::jobgen::JobgenPaths jobgen_paths(const std::string& experiment) {
+  std::error_code ec;
+  return hpctrain::jobgen::find_jobgen_paths({
+      .experiment = experiment,
+      .jobgen_home = std::getenv("JOBGEN_HOME"),  // NOLINT(concurrency-mt-unsafe): read before any thread
+      .self_exe = std::filesystem::read_symlink("/proc/self/exe", ec),
+      .build_source_dir = JOBGEN_BUILD_SOURCE_DIR,
+  });
 }
 
 }  // namespace
@@ -44,6 +50,15 @@ int main(int argc, char** argv) {
   }
   CLI::App app{"jobgen: SLURM batch scripts from hpctrain experiments"};
   hpctrain::apps::one_line_failures(app, "jobgen");
+  app.set_version_flag("--version", [] {
+    std::string places;
+    try {
+      places = "templates and cluster profiles, searched in this order:\n" + jobgen_paths("").describe();
+    } catch (const std::exception& e) {
+      places = fmt::format("templates and cluster profiles: error: {}", e.what());
+    }
+    return hpctrain::support::version_line("jobgen") + "\n" + places;
+  });
   app.require_subcommand(1);
   std::string experiment_file;
   std::vector<std::string> overrides;
@@ -94,7 +109,7 @@ int main(int argc, char** argv) {
   if (const auto done = hpctrain::apps::parse(app, args)) return *done;
   return hpctrain::apps::at_the_edge("jobgen", [&] {
     if (*script) {
-      const auto paths = jobgen_paths();
+      const auto paths = jobgen_paths(experiment_file);
       auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, dependencies, paths);
       hpctrain::jobgen::ask_sbatch_about_extra(job.request.site);
       const std::string text = hpctrain::jobgen::render_batch_script(job, template_name, paths);
@@ -118,7 +133,7 @@ int main(int argc, char** argv) {
     if (*status) {
       std::filesystem::path dir = run;
       if (run.ends_with(".toml")) {
-        dir = hpctrain::jobgen::plan_batch_job(run, overrides, cluster, {}, jobgen_paths()).experiment.job.run_dir;
+        dir = hpctrain::jobgen::plan_batch_job(run, overrides, cluster, {}, jobgen_paths(run)).experiment.job.run_dir;
       }
       std::vector<std::string> warnings;
       const std::string table = hpctrain::jobgen::status_table(dir, warnings);

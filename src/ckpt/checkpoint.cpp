@@ -11,6 +11,7 @@
 
 #include "ckpt_file/checkpoint_files.h"
 #include "handles/mpi.h"
+#include "support/build_info.h"
 
 namespace hpctrain::ckpt {
 namespace {
@@ -26,8 +27,8 @@ void fsync_path(const std::filesystem::path& path, bool directory) {
 std::string library_versions() {
   unsigned major = 0, minor = 0, release = 0;
   H5get_libversion(&major, &minor, &release);
-  return fmt::format("hpctrain {}; LibTorch {}; HDF5 {}.{}.{}; {}", HPCTRAIN_VERSION, TORCH_VERSION, major, minor,
-                     release, handles::MpiRuntime::library_version());
+  return fmt::format("hpctrain {}; LibTorch {}; HDF5 {}.{}.{}; {}", support::build_info().version, TORCH_VERSION, major,
+                     minor, release, handles::MpiRuntime::library_version());
 }
 
 torch::ScalarType scalar_type(ckpt_file::ElementType type) {
@@ -122,7 +123,7 @@ void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot) {
   {
     ckpt_file::Hdf5Writer file(tmp);
     ckpt_file::CheckpointInfo& info = snapshot.info;
-    info.git_commit = HPCTRAIN_GIT_COMMIT;
+    info.git_commit = support::commit_with_state();
     info.versions = library_versions();
     file.attribute("format_version", ckpt_file::kFormatVersion);
     file.attribute("step", info.step);

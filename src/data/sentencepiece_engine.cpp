@@ -11,20 +11,6 @@
 namespace hpctrain::data {
 namespace {
 
-std::filesystem::path plugin_path() {
-  constexpr const char* kName = "libhpctrain_sentencepiece.so";
-  // Read once, on the thread that loads the plugin, before any other thread of ours exists.
-  if (const char* explicit_path = std::getenv("HPCTRAIN_SENTENCEPIECE_PLUGIN")) {  // NOLINT(concurrency-mt-unsafe)
-    return explicit_path;
-  }
-  std::error_code ec;
-  const auto exe_dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const auto& dir : {exe_dir, exe_dir.parent_path(), exe_dir.parent_path() / "lib"}) {
-    if (std::filesystem::exists(dir / kName)) return dir / kName;
-  }
-  return std::filesystem::path(HPCTRAIN_PLUGIN_DIR) / kName;  // the build tree
-}
-
 // Closes the plugin after the engine it made is gone.
 struct PluginHandle {
   void* handle;
@@ -33,8 +19,22 @@ struct PluginHandle {
 
 }  // namespace
 
+std::string sentencepiece_plugin_path() {
+  constexpr const char* kName = "libhpctrain_sentencepiece.so";
+  // Read on the thread that loads the plugin, before any other thread of ours exists.
+  if (const char* explicit_path = std::getenv("HPCTRAIN_SENTENCEPIECE_PLUGIN")) {  // NOLINT(concurrency-mt-unsafe)
+    return explicit_path;
+  }
+  std::error_code ec;
+  const auto exe_dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const auto& dir : {exe_dir, exe_dir.parent_path() / "lib" / "hpctrain"}) {
+    if (std::filesystem::exists(dir / kName, ec)) return (dir / kName).string();
+  }
+  return (std::filesystem::path(HPCTRAIN_PLUGIN_DIR) / kName).string();  // the build tree
+}
+
 std::shared_ptr<SentencePieceEngine> load_sentencepiece_engine() {
-  const auto path = plugin_path();
+  const std::filesystem::path path = sentencepiece_plugin_path();
   // RTLD_DEEPBIND: the plugin's libsentencepiece binds to its own protobuf, and
   // RTLD_LOCAL keeps those symbols out of everyone else's way. AddressSanitizer
   // refuses RTLD_DEEPBIND (its interceptors must bind first), so the sanitizer

@@ -33,9 +33,14 @@ class SentencePieceEngine {
   [[nodiscard]] virtual bool is_byte(int id) const = 0;
 };
 
-// Opens the plugin (beside the executable, in the build tree, or at
-// $HPCTRAIN_SENTENCEPIECE_PLUGIN) and makes an engine. The engine keeps the
-// plugin open. Throws DataError when the plugin cannot be loaded.
+// Where the plugin is loaded from, the first that holds it:
+// $HPCTRAIN_SENTENCEPIECE_PLUGIN, beside the executable (the build tree),
+// PREFIX/lib/hpctrain/ for an executable in PREFIX/bin (`cmake --install`, the
+// Debian package), then the build tree the executable was built in.
+std::string sentencepiece_plugin_path();
+
+// Opens the plugin and makes an engine. The engine keeps the plugin open.
+// Throws DataError when the plugin cannot be loaded.
 std::shared_ptr<SentencePieceEngine> load_sentencepiece_engine();
 
 }  // namespace hpctrain::data

@@ -15,6 +15,7 @@
 #include "jobgen/encoding.h"
 #include "jobgen/mustache.h"
 #include "jobgen/shell_command.h"
+#include "support/build_info.h"
 #include "support/sha256.h"
 
 namespace hpctrain::jobgen {
@@ -52,7 +53,7 @@ BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<st
                         const std::string& cluster, const Dependencies& dependencies, const JobgenPaths& paths) {
   // The file is read once; every reader below parses that one text.
   const config::ExperimentSource source(experiment_file, overrides);
-  BatchJob job{source.resolve(), load_cluster_profile(cluster, paths.clusters), {}, {}, {}, {}, {}};
+  BatchJob job{source.resolve(), load_cluster_profile(cluster, paths), {}, {}, {}, {}, {}};
   job.request = read_slurm_request(source.table(), job.experiment, job.profile);
   job.sweep = read_sweep(source.table());
   // Every run of the sweep must be a valid experiment before anything is submitted.
@@ -123,7 +124,7 @@ nlohmann::json batch_script_data(const BatchJob& job) {
   }
   data["directives"] = directives;
   data["experiment"] = printable(job.experiment.path);
-  data["jobgen_version"] = HPCTRAIN_VERSION;
+  data["jobgen_version"] = support::version_with_commit();
   data["git"] = printable(job.git);
   data["config_sha256"] = job.config_sha256;
   data["profile"] = printable(fmt::format("{} ({})", job.profile.name, fmt::join(job.profile.chain, " <- ")));
@@ -251,10 +252,7 @@ std::string submit(const BatchJob& job, const std::string& script) {
 }
 
 std::string render_batch_script(const BatchJob& job, const std::string& template_name, const JobgenPaths& paths) {
-  const std::filesystem::path file =
-      template_name.find('/') != std::string::npos || template_name.ends_with(".mustache")
-          ? std::filesystem::path(template_name)
-          : paths.templates / (template_name + ".mustache");
+  const std::filesystem::path file = paths.template_file(template_name);
   // A partial is the template of that name next to it ({{>header}} is
   // header.mustache), read when the template includes it.
   const std::filesystem::path dir = file.parent_path().empty() ? "." : file.parent_path();

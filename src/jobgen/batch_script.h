@@ -14,6 +14,7 @@
 
 #include "config/experiment.h"
 #include "jobgen/cluster_profile.h"
+#include "jobgen/search_path.h"
 #include "jobgen/slurm_request.h"
 #include "jobgen/sweep.h"
 
@@ -39,11 +40,6 @@ struct BatchJob {
   std::vector<Directive> directives;
   std::string config_sha256;
   std::string git;  // "<commit>", "<commit> (dirty)" or "not in a git repository"
-};
-
-struct JobgenPaths {
-  std::filesystem::path templates;  // templates/
-  std::filesystem::path clusters;   // env/clusters/
 };
 
 // Throws ConfigError naming the field (and the sweep index) for anything wrong.

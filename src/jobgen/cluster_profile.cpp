@@ -12,13 +12,19 @@
 namespace hpctrain::jobgen {
 namespace {
 
-std::filesystem::path profile_path(const std::string& name_or_file, const std::filesystem::path& dir) {
-  if (name_or_file.find('/') != std::string::npos || name_or_file.ends_with(".toml")) return name_or_file;
-  return dir / (name_or_file + ".toml");
+// A parent profile: beside the child first (a site's profiles inherit each
+// other), then wherever jobgen finds profiles.
+std::filesystem::path parent_path(const std::string& name, const std::filesystem::path& child,
+                                  const JobgenPaths& paths) {
+  std::filesystem::path beside = child.parent_path() / (name + ".toml");
+  if (name.find('/') == std::string::npos && !name.ends_with(".toml") && std::filesystem::is_regular_file(beside)) {
+    return beside;
+  }
+  return paths.cluster_file(name);
 }
 
-void apply(ClusterProfile& p, const std::string& name_or_file, const std::filesystem::path& dir, int depth) {
-  const auto path = profile_path(name_or_file, dir);
+void apply(ClusterProfile& p, const std::filesystem::path& path, const std::string& name_or_file,
+           const JobgenPaths& paths, int depth) {
   if (depth > 16) throw config::ConfigError(fmt::format("{}: profiles inherit in a cycle", path.string()));
   if (!std::filesystem::is_regular_file(path)) {
     throw config::ConfigError(fmt::format("cluster profile {}: no such file {}", name_or_file, path.string()));
@@ -37,7 +43,9 @@ void apply(ClusterProfile& p, const std::string& name_or_file, const std::filesy
   toml::table resolved;
   config::SectionReader r(wrapper, "profile", resolved);
   const std::string parent = r.string("inherits", "");
-  if (!parent.empty()) apply(p, parent, dir, depth + 1);  // the parent first, then this file's keys win
+  if (!parent.empty())
+    apply(p, parent_path(parent, path, paths), parent, paths,
+          depth + 1);  // the parent first, then this file's keys win
   p.chain.insert(p.chain.begin(), path.string());
   p.partition = r.string("partition", p.partition);
   p.account = r.string("account", p.account);
@@ -67,10 +75,11 @@ void apply(ClusterProfile& p, const std::string& name_or_file, const std::filesy
 
 }  // namespace
 
-ClusterProfile load_cluster_profile(const std::string& name_or_file, const std::filesystem::path& dir) {
+ClusterProfile load_cluster_profile(const std::string& name_or_file, const JobgenPaths& paths) {
   ClusterProfile p;
   p.name = name_or_file;
-  apply(p, name_or_file, dir, 0);
+  p.executable = paths.default_executable;
+  apply(p, paths.cluster_file(name_or_file), name_or_file, paths, 0);
   return p;
 }
 

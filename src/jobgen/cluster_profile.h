@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "jobgen/search_path.h"
+
 namespace hpctrain::jobgen {
 
 struct ClusterProfile {
@@ -39,8 +41,9 @@ struct ClusterProfile {
   std::string on_preempt_source;
 };
 
-// NAME (looked up in `dir` as NAME.toml) or a .toml path. Throws with
-// file:line:column on bad TOML, an unknown key, or an inheritance cycle.
-ClusterProfile load_cluster_profile(const std::string& name_or_file, const std::filesystem::path& dir);
+// NAME (NAME.toml, found by `paths`) or a .toml path. A parent named by
+// `inherits` is looked for beside the profile first, then by `paths`. Throws
+// with file:line:column on bad TOML, an unknown key, or an inheritance cycle.
+ClusterProfile load_cluster_profile(const std::string& name_or_file, const JobgenPaths& paths);
 
 }  // namespace hpctrain::jobgen

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sweep-check.sh JOBGEN EXPERIMENT: a 2 x 3 [sweep] renders one job array of 6
 # tasks (%4 throttle) with a manifest, and array task 4 runs with its own
-# overrides (checked by running the script under bash with srun recorded).
+# overrides (checked by running the script under bash with srun recorded),
+# running the hpctrain installed beside jobgen.
 set -euo pipefail
 jobgen=$1 experiment=$2
 work=$(mktemp -d)
@@ -24,7 +25,8 @@ printf '#!/bin/sh\nfor a in "$@"; do printf "%%s\\n" "$a"; done > "%s/srun.args"
 chmod +x "$work/bin/srun"
 (cd "$work" && PATH="$work/bin:$PATH" SLURM_JOB_ID=77 SLURM_ARRAY_JOB_ID=77 SLURM_ARRAY_TASK_ID=4 bash array.sbatch >run.out 2>&1) ||
   { cat "$work/run.out"; echo "FAIL: the array script failed"; exit 1; }
-expected=$(printf '%s\n' --mpi=pmi2 -- hpctrain train runs/sweep/jobgen-77.toml --set optimizer.lr=0.0003 \
+# The profile names no executable: the hpctrain beside this jobgen.
+expected=$(printf '%s\n' --mpi=pmi2 -- "$(cd "$(dirname "$jobgen")" && pwd)/hpctrain" train runs/sweep/jobgen-77.toml --set optimizer.lr=0.0003 \
   --set model.d_model=128 --set job.run_dir=runs/sweep/4)
 [[ $(cat "$work/srun.args") == "$expected" ]] || { diff <(echo "$expected") "$work/srun.args"; echo "FAIL: srun argv"; exit 1; }
 cmp <(/usr/bin/python3 -m json.tool "$work/runs/sweep/sweep-manifest.json") <(/usr/bin/python3 -m json.tool "$work/manifest.json") ||

@@ -3,8 +3,7 @@
 // template, then after NUL bytes the JSON data and any partials, each
 // NAME=TEXT. Any input must render or end in a RenderError, quickly and within
 // bounded memory. The data goes through jobgen's own loader (JSON; TOML when
-// it starts with '#'), with its bounds. Its mutations include repeating a
-// region many times (repeat_mutator.h): deep data and long runs of tags.
+// it starts with '#'), with its bounds.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,7 +12,6 @@
 
 #include "jobgen/data_file.h"
 #include "jobgen/mustache.h"
-#include "repeat_mutator.h"
 #include "split_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -12,17 +12,6 @@
 namespace hpctrain::jobgen {
 namespace {
 
-// A parent profile: beside the child first (a site's profiles inherit each
-// other), then wherever jobgen finds profiles.
-std::filesystem::path parent_path(const std::string& name, const std::filesystem::path& child,
-                                  const JobgenPaths& paths) {
-  std::filesystem::path beside = child.parent_path() / (name + ".toml");
-  if (name.find('/') == std::string::npos && !name.ends_with(".toml") && std::filesystem::is_regular_file(beside)) {
-    return beside;
-  }
-  return paths.cluster_file(name);
-}
-
 void apply(ClusterProfile& p, const std::filesystem::path& path, const std::string& name_or_file,
            const JobgenPaths& paths, int depth) {
   if (depth > 16) throw config::ConfigError(fmt::format("{}: profiles inherit in a cycle", path.string()));
@@ -43,9 +32,9 @@ void apply(ClusterProfile& p, const std::filesystem::path& path, const std::stri
   toml::table resolved;
   config::SectionReader r(wrapper, "profile", resolved);
   const std::string parent = r.string("inherits", "");
-  if (!parent.empty())
-    apply(p, parent_path(parent, path, paths), parent, paths,
-          depth + 1);  // the parent first, then this file's keys win
+  // The parent first, then this file's keys win. A site's profiles inherit
+  // each other, so the parent is looked for beside this file first.
+  if (!parent.empty()) apply(p, paths.cluster_file(parent, path.parent_path()), parent, paths, depth + 1);
   p.chain.insert(p.chain.begin(), path.string());
   p.partition = r.string("partition", p.partition);
   p.account = r.string("account", p.account);

@@ -70,8 +70,10 @@ std::filesystem::path JobgenPaths::template_file(const std::string& name_or_path
   return find(places, &SearchPlace::templates, name_or_path, ".mustache", "template");
 }
 
-std::filesystem::path JobgenPaths::cluster_file(const std::string& name_or_path) const {
+std::filesystem::path JobgenPaths::cluster_file(const std::string& name_or_path,
+                                                const std::filesystem::path& beside) const {
   if (is_path(name_or_path, ".toml")) return name_or_path;
+  if (!beside.empty() && is_file(beside / (name_or_path + ".toml"))) return beside / (name_or_path + ".toml");
   return find(places, &SearchPlace::clusters, name_or_path, ".toml", "cluster profile");
 }
 

@@ -35,7 +35,10 @@ struct JobgenPaths {
 
   // The first place holding the file; ConfigError listing every place otherwise.
   [[nodiscard]] std::filesystem::path template_file(const std::string& name_or_path) const;
-  [[nodiscard]] std::filesystem::path cluster_file(const std::string& name_or_path) const;
+  // `beside`: a directory looked in first (a profile's parent is found beside
+  // the profile that inherits from it).
+  [[nodiscard]] std::filesystem::path cluster_file(const std::string& name_or_path,
+                                                   const std::filesystem::path& beside = {}) const;
   // One line per place, in search order, saying whether it is there.
   [[nodiscard]] std::string describe() const;
 };

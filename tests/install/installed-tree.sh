@@ -39,7 +39,7 @@ cp "$prefix/share/hpctrain/jobs/quickstart.toml" .
 echo "== jobgen --version"
 jobgen --version | tee version.txt
 version=$(head -1 version.txt)
-[[ $version =~ ^jobgen\ [0-9]+\.[0-9]+\.[0-9]+\ \(git\ [0-9a-f]{12}|unknown ]] || fail "jobgen --version: $version"
+[[ $version =~ ^jobgen\ [0-9]+\.[0-9]+\.[0-9]+\ \(git\ ([0-9a-f]{12}|unknown)(, dirty)?\)$ ]] || fail "jobgen --version: $version"
 grep -q "the installed tree $prefix/share/hpctrain" version.txt || fail "jobgen does not search $prefix/share/hpctrain"
 grep -q "templates: $prefix/share/hpctrain/templates$" version.txt || fail "templates not found under $prefix"
 grep -q "profiles:  $prefix/share/hpctrain/clusters$" version.txt || fail "profiles not found under $prefix"

@@ -6,7 +6,7 @@
 // Whatever the strings, either jobgen refuses them with a ConfigError or
 // EncodingError, or the rendered script
 //   1. passes `bash -n`, and
-//   2. run by bash with stub SLURM tools (srun, scontrol, sbatch, mkdir, cat:
+//   2. run by bash with stub SLURM tools (srun, scontrol, sbatch, mkdir, cat, mv:
 //      the only commands on PATH, each exiting 0), executes nothing but the
 //      script's own commands: a DEBUG trap inherited by every subshell logs
 //      each command, and the run must start no subshell (a command
@@ -85,7 +85,7 @@ struct Sandbox {
     root = pattern;
     bin = root / "bin";
     fs::create_directories(bin);
-    for (const char* tool : {"srun", "scontrol", "sbatch", "mkdir", "cat"}) {
+    for (const char* tool : {"srun", "scontrol", "sbatch", "mkdir", "cat", "mv"}) {
       const fs::path stub = bin / tool;
       std::ofstream(stub) << "#!/bin/sh\nexit 0\n";
       fs::permissions(stub, fs::perms::owner_all);

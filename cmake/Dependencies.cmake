@@ -30,8 +30,12 @@ if(HPCTRAIN_WITH_TORCH)
   set_property(TARGET torch APPEND PROPERTY INTERFACE_LINK_LIBRARIES OpenMP::OpenMP_CXX)
 endif()
 
-# NCCL backend: on whenever CUDA and NCCL are present. Only the CUDA runtime and
-# NCCL are linked; no device code is compiled, so nvcc is not needed.
+# NCCL backend: on whenever the CUDA and NCCL headers and libraries are found.
+# The libraries are not linked: hpctrain opens them at run time, when a model
+# goes on a GPU (src/handles/cuda_nccl_api.h), so the same binary runs on nodes
+# without CUDA and its package depends on nothing outside Debian. The
+# directories found here are its last place to look. No device code is
+# compiled, so nvcc is not needed.
 set(HPCTRAIN_HAVE_NCCL OFF)
 if(HPCTRAIN_WITH_NCCL)
   if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
@@ -44,7 +48,10 @@ if(HPCTRAIN_WITH_NCCL)
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
       add_library(hpctrain_nccl INTERFACE)
       target_include_directories(hpctrain_nccl SYSTEM INTERFACE ${NCCL_INCLUDE_DIR})
-      target_link_libraries(hpctrain_nccl INTERFACE ${NCCL_LIBRARY} CUDA::cudart)
+      target_include_directories(hpctrain_nccl SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
+      get_filename_component(nccl_library_dir ${NCCL_LIBRARY} DIRECTORY)
+      set(HPCTRAIN_CUDA_LIBRARY_DIRS ${CUDAToolkit_LIBRARY_DIR} ${nccl_library_dir})
+      list(REMOVE_DUPLICATES HPCTRAIN_CUDA_LIBRARY_DIRS)
       set(HPCTRAIN_HAVE_NCCL ON)
     endif()
   endif()

@@ -18,6 +18,7 @@
 #include "cli/inference_commands.h"
 #include "cli/prepare_command.h"
 #include "cli/train_command.h"
+#include "comm/nccl_backend.h"
 #include "data/sentencepiece_engine.h"
 #include "support/build_info.h"
 
@@ -31,7 +32,8 @@ int main(int argc, char** argv) {
   hpctrain::apps::one_line_failures(app, "hpctrain");
   app.set_version_flag("--version", [] {
     return hpctrain::support::version_line("hpctrain") +
-           "\nSentencePiece plugin: " + hpctrain::data::sentencepiece_plugin_path();
+           "\nSentencePiece plugin: " + hpctrain::data::sentencepiece_plugin_path() +
+           "\nNCCL backend: " + hpctrain::comm::nccl_backend_summary();
   });
   app.require_subcommand(1);
 

@@ -20,28 +20,32 @@ ncclDataType_t nccl_type(DType dtype) {
 
 class NcclWork final : public Work {
  public:
-  NcclWork(std::shared_ptr<RollCall> roll_call, std::shared_ptr<handles::NcclComm> nccl, std::uint64_t seq,
-           std::string what, cudaStream_t stream)
-      : roll_call_(std::move(roll_call)),
+  NcclWork(handles::CudaNcclApiPtr api, std::shared_ptr<RollCall> roll_call, std::shared_ptr<handles::NcclComm> nccl,
+           std::uint64_t seq, std::string what, cudaStream_t stream)
+      : api_(std::move(api)),
+        roll_call_(std::move(roll_call)),
         nccl_(std::move(nccl)),
         seq_(seq),
         what_(std::move(what)),
+        done_(api_),
         started_(Clock::now()) {
-    handles::check_cuda(cudaEventRecord(done_.get(), stream), "cudaEventRecord");
+    handles::check_cuda(*api_, api_->event_record(done_.get(), stream), "cudaEventRecord");
   }
 
   bool test() override {
     if (finished_) return true;
     roll_call_->poll();
-    const cudaError_t state = cudaEventQuery(done_.get());
+    const cudaError_t state = api_->event_query(done_.get());
     if (state == cudaSuccess) {
       finished_ = true;
       return true;
     }
-    if (state != cudaErrorNotReady) abort_job(cudaGetErrorString(state));
+    if (state != cudaErrorNotReady) abort_job(api_->get_error_string(state));
     ncclResult_t async_error = ncclSuccess;
-    ncclCommGetAsyncError(nccl_->get(), &async_error);
-    if (async_error != ncclSuccess && async_error != ncclInProgress) abort_job(ncclGetErrorString(async_error));
+    api_->nccl_comm_get_async_error(nccl_->get(), &async_error);
+    if (async_error != ncclSuccess && async_error != ncclInProgress) {
+      abort_job(api_->nccl_get_error_string(async_error));
+    }
     if (roll_call_->expired(started_)) abort_job({});
     return false;
   }
@@ -56,6 +60,7 @@ class NcclWork final : public Work {
     roll_call_->fail(seq_, what_, started_, error);
   }
 
+  handles::CudaNcclApiPtr api_;
   std::shared_ptr<RollCall> roll_call_;
   std::shared_ptr<handles::NcclComm> nccl_;
   std::uint64_t seq_;
@@ -68,41 +73,44 @@ class NcclWork final : public Work {
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(MPI_Comm parent, int cuda_device, std::chrono::milliseconds timeout)
-    : device_(cuda_device), roll_call_(std::make_shared<RollCall>(parent, timeout, "nccl")) {
+    : device_(cuda_device),
+      api_(handles::load_cuda_nccl()),
+      roll_call_(std::make_shared<RollCall>(parent, timeout, "nccl")) {
   handles::check_mpi(MPI_Comm_rank(parent, &rank_), "MPI_Comm_rank");
   handles::check_mpi(MPI_Comm_size(parent, &size_), "MPI_Comm_size");
-  handles::check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
+  handles::check_cuda(*api_, api_->set_device(device_), fmt::format("cudaSetDevice({})", device_));
   ncclUniqueId id{};
-  if (rank_ == 0) handles::check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  if (rank_ == 0) handles::check_nccl(*api_, api_->nccl_get_unique_id(&id), "ncclGetUniqueId");
   handles::check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, parent), "MPI_Bcast(ncclUniqueId)");
-  stream_ = std::make_unique<handles::CudaStream>();
-  ready_ = std::make_unique<handles::CudaEvent>();
-  barrier_word_ = std::make_unique<handles::CudaBuffer>(sizeof(float));
-  nccl_ = std::make_shared<handles::NcclComm>(size_, id, rank_);
+  stream_ = std::make_unique<handles::CudaStream>(api_);
+  ready_ = std::make_unique<handles::CudaEvent>(api_);
+  barrier_word_ = std::make_unique<handles::CudaBuffer>(api_, sizeof(float));
+  nccl_ = std::make_shared<handles::NcclComm>(api_, size_, id, rank_);
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  if (stream_) cudaStreamSynchronize(stream_->get());
+  if (stream_) api_->stream_synchronize(stream_->get());
 }
 
 void NcclCommunicator::order_after_default_stream() {
   // Any thread may issue (DDP's communication thread among them), and a new
   // thread's current device is 0, not this rank's.
-  handles::check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
-  handles::check_cuda(cudaEventRecord(ready_->get(), cudaStreamLegacy), "cudaEventRecord(default stream)");
-  handles::check_cuda(cudaStreamWaitEvent(stream_->get(), ready_->get(), 0), "cudaStreamWaitEvent");
+  handles::check_cuda(*api_, api_->set_device(device_), fmt::format("cudaSetDevice({})", device_));
+  handles::check_cuda(*api_, api_->event_record(ready_->get(), cudaStreamLegacy), "cudaEventRecord(default stream)");
+  handles::check_cuda(*api_, api_->stream_wait_event(stream_->get(), ready_->get(), 0), "cudaStreamWaitEvent");
 }
 
 WorkPtr NcclCommunicator::finish(std::uint64_t seq, std::string what) {
-  return std::make_unique<NcclWork>(roll_call_, nccl_, seq, std::move(what), stream_->get());
+  return std::make_unique<NcclWork>(api_, roll_call_, nccl_, seq, std::move(what), stream_->get());
 }
 
 WorkPtr NcclCommunicator::allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) {
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("allreduce({} {}, {} elements)", to_string(dtype), to_string(op), count);
   order_after_default_stream();
-  handles::check_nccl(ncclAllReduce(data, data, count, nccl_type(dtype), op == ReduceOp::kSum ? ncclSum : ncclAvg,
-                                    nccl_->get(), stream_->get()),
+  handles::check_nccl(*api_,
+                      api_->nccl_all_reduce(data, data, count, nccl_type(dtype),
+                                            op == ReduceOp::kSum ? ncclSum : ncclAvg, nccl_->get(), stream_->get()),
                       what);
   return finish(seq, std::move(what));
 }
@@ -111,7 +119,8 @@ WorkPtr NcclCommunicator::broadcast_async(void* data, std::size_t count, DType d
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("broadcast({}, {} elements, root {})", to_string(dtype), count, root);
   order_after_default_stream();
-  handles::check_nccl(ncclBroadcast(data, data, count, nccl_type(dtype), root, nccl_->get(), stream_->get()), what);
+  handles::check_nccl(
+      *api_, api_->nccl_broadcast(data, data, count, nccl_type(dtype), root, nccl_->get(), stream_->get()), what);
   return finish(seq, std::move(what));
 }
 
@@ -119,16 +128,18 @@ WorkPtr NcclCommunicator::allgather_async(const void* send, void* recv, std::siz
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("allgather({}, {} elements per rank)", to_string(dtype), count);
   order_after_default_stream();
-  handles::check_nccl(ncclAllGather(send, recv, count, nccl_type(dtype), nccl_->get(), stream_->get()), what);
+  handles::check_nccl(*api_, api_->nccl_all_gather(send, recv, count, nccl_type(dtype), nccl_->get(), stream_->get()),
+                      what);
   return finish(seq, std::move(what));
 }
 
 WorkPtr NcclCommunicator::barrier_async() {
   const std::uint64_t seq = roll_call_->arrive();
   order_after_default_stream();
-  handles::check_nccl(
-      ncclAllReduce(barrier_word_->get(), barrier_word_->get(), 1, ncclFloat32, ncclSum, nccl_->get(), stream_->get()),
-      "barrier");
+  handles::check_nccl(*api_,
+                      api_->nccl_all_reduce(barrier_word_->get(), barrier_word_->get(), 1, ncclFloat32, ncclSum,
+                                            nccl_->get(), stream_->get()),
+                      "barrier");
   return finish(seq, "barrier");
 }
 

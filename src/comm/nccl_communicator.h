@@ -2,6 +2,9 @@
 // communicator is built over MPI (rank 0's ncclUniqueId travels by MPI_Bcast),
 // and MPI also carries the roll call that names missing ranks on a timeout.
 //
+// libnccl and libcudart are opened when the first NcclCommunicator is made
+// (handles/cuda_nccl_api.h), so a CPU run never needs them.
+//
 // Ordering: each operation first waits (on the device, not the host) for the
 // work already queued on the legacy default stream, which is where LibTorch
 // puts the backward pass unless told otherwise. The gradients are then ready
@@ -43,6 +46,7 @@ class NcclCommunicator final : public Communicator {
   int rank_ = 0;
   int size_ = 1;
   int device_ = 0;
+  handles::CudaNcclApiPtr api_;  // the libraries, opened at run time; outlives the handles below
   std::shared_ptr<RollCall> roll_call_;
   std::unique_ptr<handles::CudaStream> stream_;
   std::unique_ptr<handles::CudaEvent> ready_;

@@ -2,44 +2,52 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace hpctrain::handles {
 
-void check_cuda(cudaError_t rc, const std::string& what) {
-  if (rc != cudaSuccess) throw CudaError(fmt::format("{}: {}", what, cudaGetErrorString(rc)));
+void check_cuda(const CudaNcclApi& api, cudaError_t rc, const std::string& what) {
+  if (rc != cudaSuccess) throw CudaError(fmt::format("{}: {}", what, api.get_error_string(rc)));
 }
 
-void check_nccl(ncclResult_t rc, const std::string& what) {
+void check_nccl(const CudaNcclApi& api, ncclResult_t rc, const std::string& what) {
   if (rc != ncclSuccess && rc != ncclInProgress) {
-    throw CudaError(fmt::format("{}: {}", what, ncclGetErrorString(rc)));
+    throw CudaError(fmt::format("{}: {}", what, api.nccl_get_error_string(rc)));
   }
 }
 
-CudaStream::CudaStream() { check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+CudaStream::CudaStream(CudaNcclApiPtr api) : api_(std::move(api)) {
+  check_cuda(*api_, api_->stream_create_with_flags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+}
 CudaStream::~CudaStream() {
-  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  if (stream_ != nullptr) api_->stream_destroy(stream_);
 }
 
-CudaEvent::CudaEvent() { check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate"); }
+CudaEvent::CudaEvent(CudaNcclApiPtr api) : api_(std::move(api)) {
+  check_cuda(*api_, api_->event_create_with_flags(&event_, cudaEventDisableTiming), "cudaEventCreate");
+}
 CudaEvent::~CudaEvent() {
-  if (event_ != nullptr) cudaEventDestroy(event_);
+  if (event_ != nullptr) api_->event_destroy(event_);
 }
 
-CudaBuffer::CudaBuffer(std::size_t bytes) { check_cuda(cudaMalloc(&data_, bytes), "cudaMalloc"); }
+CudaBuffer::CudaBuffer(CudaNcclApiPtr api, std::size_t bytes) : api_(std::move(api)) {
+  check_cuda(*api_, api_->device_malloc(&data_, bytes), "cudaMalloc");
+}
 CudaBuffer::~CudaBuffer() {
-  if (data_ != nullptr) cudaFree(data_);
+  if (data_ != nullptr) api_->device_free(data_);
 }
 
-NcclComm::NcclComm(int size, const ncclUniqueId& id, int rank) {
-  check_nccl(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+NcclComm::NcclComm(CudaNcclApiPtr api, int size, const ncclUniqueId& id, int rank) : api_(std::move(api)) {
+  check_nccl(*api_, api_->nccl_comm_init_rank(&comm_, size, id, rank), "ncclCommInitRank");
 }
 
 NcclComm::~NcclComm() {
-  if (comm_ != nullptr) ncclCommDestroy(comm_);
+  if (comm_ != nullptr) api_->nccl_comm_destroy(comm_);
 }
 
 void NcclComm::abort() noexcept {
   if (comm_ != nullptr) {
-    ncclCommAbort(comm_);
+    api_->nccl_comm_abort(comm_);
     comm_ = nullptr;
   }
 }

@@ -1,67 +1,68 @@
-// RAII owners for CUDA streams and events and NCCL communicators. Only built
-// when CUDA and NCCL are found (HPCTRAIN_HAVE_NCCL).
+// RAII owners for CUDA streams, events and device memory and NCCL
+// communicators, calling through the run-time loaded CudaNcclApi (see
+// cuda_nccl_api.h). Only built when the CUDA and NCCL headers are found
+// (HPCTRAIN_HAVE_NCCL). Each owner keeps the libraries open until it is gone.
 #pragma once
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
 #include <cstddef>
-#include <stdexcept>
+#include <memory>
 #include <string>
+
+#include "handles/cuda_nccl_api.h"
 
 namespace hpctrain::handles {
 
-class CudaError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using CudaNcclApiPtr = std::shared_ptr<const CudaNcclApi>;
 
-void check_cuda(cudaError_t rc, const std::string& what);
-void check_nccl(ncclResult_t rc, const std::string& what);
+void check_cuda(const CudaNcclApi& api, cudaError_t rc, const std::string& what);
+void check_nccl(const CudaNcclApi& api, ncclResult_t rc, const std::string& what);
 
 // A non-blocking stream on the current device: it does not synchronise with the
 // legacy default stream, so communication can overlap compute.
 class CudaStream {
  public:
-  CudaStream();
+  explicit CudaStream(CudaNcclApiPtr api);
   ~CudaStream();
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
   [[nodiscard]] cudaStream_t get() const { return stream_; }
 
  private:
+  CudaNcclApiPtr api_;
   cudaStream_t stream_ = nullptr;
 };
 
 // An event without timing, the cheapest kind for ordering and completion checks.
 class CudaEvent {
  public:
-  CudaEvent();
+  explicit CudaEvent(CudaNcclApiPtr api);
   ~CudaEvent();
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
   [[nodiscard]] cudaEvent_t get() const { return event_; }
 
  private:
+  CudaNcclApiPtr api_;
   cudaEvent_t event_ = nullptr;
 };
 
 // Device memory from cudaMalloc on the current device.
 class CudaBuffer {
  public:
-  explicit CudaBuffer(std::size_t bytes);
+  CudaBuffer(CudaNcclApiPtr api, std::size_t bytes);
   ~CudaBuffer();
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
   [[nodiscard]] void* get() const { return data_; }
 
  private:
+  CudaNcclApiPtr api_;
   void* data_ = nullptr;
 };
 
 class NcclComm {
  public:
-  NcclComm(int size, const ncclUniqueId& id, int rank);
+  NcclComm(CudaNcclApiPtr api, int size, const ncclUniqueId& id, int rank);
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -70,6 +71,7 @@ class NcclComm {
   void abort() noexcept;
 
  private:
+  CudaNcclApiPtr api_;
   ncclComm_t comm_ = nullptr;
 };
 

@@ -21,8 +21,9 @@ packages=(
   # the real SLURM cluster the cluster tests bring up, with accounting
   # (slurmdbd storing into its own MariaDB) where a test asks for it
   slurmctld slurmd slurm-client munge iproute2 util-linux procps slurmdbd mariadb-server
-  # the installed tree: loaded through Lmod as users of a cluster load it
-  lmod
+  # the installed tree: loaded through Lmod as users of a cluster load it;
+  # the Debian package: dpkg-shlibdeps (dpkg-dev) for its Depends, lintian to check it
+  lmod dpkg-dev lintian
 )
 
 if [[ $(id -u) -ne 0 ]]; then

@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package hpctrain needs to build, run and test.
+# Installs the Debian 12 packages hpctrain needs.
+#   bash env/setup.sh               everything: build, run, every test, lint
+#   bash env/setup.sh --build-only  what building hpctrain and jobgen and running
+#                                   the quickstart need (the README's main command)
 # Safe to run repeatedly: apt skips what is already there, and the BLAS
 # alternative is only switched when it does not already point at OpenBLAS.
 set -euo pipefail
 
-packages=(
+build_packages=(
   # toolchain
   build-essential cmake ninja-build ccache git pkg-config
-  clang-format clang-tidy cppcheck
   # trainer
   libtorch-dev libopenblas0-openmp
   mpich libmpich-dev
-  libhdf5-dev hdf5-tools
+  libhdf5-dev
   libsentencepiece-dev libssl-dev python3
   # config, jobgen, CLI, logging
   libtomlplusplus-dev libkainjow-mustache-dev
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  # tests and benchmarks (python3-torch: the PyTorch reference the models are checked against)
-  libgtest-dev libgmock-dev libbenchmark-dev python3-torch gnuplot-nox
+  # found when the build is configured, even if no test is built
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+test_packages=(
+  clang-format clang-tidy cppcheck hdf5-tools
+  # python3-torch: the PyTorch reference the models are checked against
+  python3-torch gnuplot-nox
   # the real SLURM cluster the cluster tests bring up, with accounting
   # (slurmdbd storing into its own MariaDB) where a test asks for it
   slurmctld slurmd slurm-client munge iproute2 util-linux procps slurmdbd mariadb-server
@@ -25,6 +32,11 @@ packages=(
   # the Debian package: dpkg-shlibdeps (dpkg-dev) for its Depends, lintian to check it
   lmod dpkg-dev lintian
 )
+case "${1:-}" in
+  "") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  --build-only) packages=("${build_packages[@]}") ;;
+  *) echo "usage: bash env/setup.sh [--build-only]" >&2; exit 2 ;;
+esac
 
 if [[ $(id -u) -ne 0 ]]; then
   sudo_cmd=(sudo)

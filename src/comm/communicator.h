@@ -41,7 +41,11 @@ class Communicator {
   // In place: every rank ends with `root`'s `data`.
   virtual WorkPtr broadcast_async(void* data, std::size_t count, DType dtype, int root) = 0;
   // `recv` holds size() * count elements, rank r's `send` at offset r * count.
+  // In place when `send` is that very block, recv + rank() * count.
   virtual WorkPtr allgather_async(const void* send, void* recv, std::size_t count, DType dtype) = 0;
+  // `send` holds size() * count elements; rank r's `recv` (count elements)
+  // ends with the reduction of every rank's block r.
+  virtual WorkPtr reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) = 0;
   virtual WorkPtr barrier_async() = 0;
 
   void allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) {
@@ -52,6 +56,9 @@ class Communicator {
   }
   void allgather(const void* send, void* recv, std::size_t count, DType dtype) {
     allgather_async(send, recv, count, dtype)->wait();
+  }
+  void reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) {
+    reduce_scatter_async(send, recv, count, dtype, op)->wait();
   }
   void barrier() { barrier_async()->wait(); }
 };

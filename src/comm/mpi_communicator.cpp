@@ -35,7 +35,7 @@ int checked_count(std::size_t count) {
 // What a collective is, for messages. Formatted only when one is printed: a
 // small collective takes a few microseconds, and formatting would add a tenth.
 struct Collective {
-  enum class Kind { kAllreduce, kBroadcast, kAllgather, kBarrier } kind;
+  enum class Kind { kAllreduce, kBroadcast, kAllgather, kReduceScatter, kBarrier } kind;
   DType dtype = DType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
   std::size_t count = 0;
@@ -50,6 +50,8 @@ std::string describe(const Collective& c) {
       return fmt::format("broadcast({}, {} elements, root {})", to_string(c.dtype), c.count, c.root);
     case Collective::Kind::kAllgather:
       return fmt::format("allgather({}, {} elements per rank)", to_string(c.dtype), c.count);
+    case Collective::Kind::kReduceScatter:
+      return fmt::format("reduce_scatter({} {}, {} elements per rank)", to_string(c.dtype), to_string(c.op), c.count);
     case Collective::Kind::kBarrier: return "barrier";
   }
   return "collective";
@@ -224,8 +226,27 @@ WorkPtr MpiCommunicator::allgather_async(const void* send, void* recv, std::size
   const std::uint64_t seq = roll_call_->arrive();
   const Collective what{Collective::Kind::kAllgather, dtype, ReduceOp::kSum, count};
   MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Iallgather(send, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_.get(), &request), what);
+  // MPI forbids overlapping buffers; the in-place form says so with MPI_IN_PLACE.
+  const bool in_place =
+      send == static_cast<const char*>(recv) + static_cast<std::size_t>(rank_) * count * element_size(dtype);
+  check(MPI_Iallgather(in_place ? MPI_IN_PLACE : send, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_.get(),
+                       &request),
+        what);
   return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, nullptr);
+}
+
+WorkPtr MpiCommunicator::reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype,
+                                              ReduceOp op) {
+  const int n = checked_count(count);
+  const std::uint64_t seq = roll_call_->arrive();
+  const Collective what{Collective::Kind::kReduceScatter, dtype, op, count};
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Ireduce_scatter_block(send, recv, n, mpi_type(dtype), sum_op(dtype), comm_.get(), &request), what);
+  std::function<void()> finish;
+  if (op == ReduceOp::kAverage) {
+    finish = [recv, count, dtype, size = size_] { divide_in_place(recv, count, dtype, size); };
+  }
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, std::move(finish));
 }
 
 WorkPtr MpiCommunicator::barrier_async() {

@@ -40,6 +40,7 @@ class MpiCommunicator final : public Communicator {
   WorkPtr allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) override;
   WorkPtr broadcast_async(void* data, std::size_t count, DType dtype, int root) override;
   WorkPtr allgather_async(const void* send, void* recv, std::size_t count, DType dtype) override;
+  WorkPtr reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) override;
   WorkPtr barrier_async() override;
 
  private:

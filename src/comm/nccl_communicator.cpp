@@ -133,6 +133,18 @@ WorkPtr NcclCommunicator::allgather_async(const void* send, void* recv, std::siz
   return finish(seq, std::move(what));
 }
 
+WorkPtr NcclCommunicator::reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype,
+                                               ReduceOp op) {
+  const std::uint64_t seq = roll_call_->arrive();
+  std::string what = fmt::format("reduce_scatter({} {}, {} elements per rank)", to_string(dtype), to_string(op), count);
+  order_after_default_stream();
+  handles::check_nccl(*api_,
+                      api_->nccl_reduce_scatter(send, recv, count, nccl_type(dtype),
+                                                op == ReduceOp::kSum ? ncclSum : ncclAvg, nccl_->get(), stream_->get()),
+                      what);
+  return finish(seq, std::move(what));
+}
+
 WorkPtr NcclCommunicator::barrier_async() {
   const std::uint64_t seq = roll_call_->arrive();
   order_after_default_stream();

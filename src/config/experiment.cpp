@@ -253,6 +253,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   p.bucket_cap_mb = parallel.number("bucket_cap_mb", p.bucket_cap_mb, 0.001, 1e5);
   p.overlap = parallel.boolean("overlap", p.overlap);
   p.bf16_compression = parallel.boolean("bf16_compression", p.bf16_compression);
+  p.zero = static_cast<int>(parallel.integer("zero", p.zero, 0, 1));
   p.check_replicas_every = parallel.integer("check_replicas_every", p.check_replicas_every, 0, kMax);
   p.merge_every = parallel.integer("merge_every", p.merge_every, 1, kMax);
   p.merge = parallel.choice("merge", p.merge);
@@ -262,6 +263,10 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   p.outer_lr = parallel.number("outer_lr", p.outer_lr, 0.0, 100.0);
   p.outer_momentum = parallel.number("outer_momentum", p.outer_momentum, 0.0, 1.0);
   parallel.finish();
+  if (p.zero == 1 && p.reducer != ReducerKind::kDdp) {
+    throw ConfigError(fmt::format("{}: parallel.zero = 1 shards DDP's optimizer; it needs parallel.reducer = \"ddp\"",
+                                  origins(root, path, {{"parallel", "zero"}, {"parallel", "reducer"}})));
+  }
 
   SectionReader eval(root, "eval", resolved);
   EvalConfig& v = e.eval;

@@ -214,6 +214,7 @@ struct ParallelConfig {
   double bucket_cap_mb = 25;
   bool overlap = true;                      // allreduce buckets during backward
   bool bf16_compression = false;            // gradients travel as bf16
+  int zero = 0;                             // 1: ZeRO-1, the optimizer state sharded over the ranks
   std::int64_t check_replicas_every = 100;  // steps; 0 turns the divergence check off
   // ddap
   std::int64_t merge_every = 16;  // H

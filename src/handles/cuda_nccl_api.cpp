@@ -136,6 +136,7 @@ std::shared_ptr<const CudaNcclApi> load_cuda_nccl() {
   bind(api.nccl_all_reduce, nccl, "ncclAllReduce");
   bind(api.nccl_broadcast, nccl, "ncclBroadcast");
   bind(api.nccl_all_gather, nccl, "ncclAllGather");
+  bind(api.nccl_reduce_scatter, nccl, "ncclReduceScatter");
   api.cudart_path = rt.path;
   api.nccl_path = nccl.path;
 

@@ -59,6 +59,7 @@ struct CudaNcclApi {
   decltype(&::ncclAllReduce) nccl_all_reduce = nullptr;
   decltype(&::ncclBroadcast) nccl_broadcast = nullptr;
   decltype(&::ncclAllGather) nccl_all_gather = nullptr;
+  decltype(&::ncclReduceScatter) nccl_reduce_scatter = nullptr;
 
   std::string cudart_path;  // the files the loader opened
   std::string nccl_path;

@@ -50,8 +50,16 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(model::LanguageModel& model,
 
 namespace {
 
-void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, float grad_scale, const torch::Tensor& param,
-                  const torch::Tensor& grad, torch::Tensor& exp_avg, torch::Tensor& exp_avg_sq) {
+bool fused_step_applies(const torch::Tensor& p) {
+  const torch::Tensor& g = p.grad();
+  return p.is_cpu() && p.scalar_type() == torch::kFloat32 && p.is_contiguous() && g.defined() && !g.is_sparse() &&
+         g.scalar_type() == torch::kFloat32 && g.is_contiguous();
+}
+
+}  // namespace
+
+void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, float grad_scale, float* param,
+                  const float* grad, float* exp_avg, float* exp_avg_sq, std::int64_t n) {
   const auto [beta1, beta2] = o.betas();
   AdamwScalars s;
   s.decay = static_cast<float>(1 - o.lr() * o.weight_decay());  // exactly 1 without weight decay
@@ -63,22 +71,10 @@ void adamw_update(const torch::optim::AdamWOptions& o, std::int64_t step, float 
   s.step_size = static_cast<float>(o.lr() / (1 - std::pow(beta1, static_cast<double>(step))));
   s.eps = static_cast<float>(o.eps());
   s.grad_scale = grad_scale;
-  float* p = param.data_ptr<float>();
-  const float* g = grad.data_ptr<float>();
-  float* m = exp_avg.data_ptr<float>();
-  float* v = exp_avg_sq.data_ptr<float>();
-  at::parallel_for(0, param.numel(), 1 << 15, [&](std::int64_t begin, std::int64_t end) {
-    adamw_kernel(s, p + begin, g + begin, m + begin, v + begin, end - begin);
+  at::parallel_for(0, n, 1 << 15, [&](std::int64_t begin, std::int64_t end) {
+    adamw_kernel(s, param + begin, grad + begin, exp_avg + begin, exp_avg_sq + begin, end - begin);
   });
 }
-
-bool fused_step_applies(const torch::Tensor& p) {
-  const torch::Tensor& g = p.grad();
-  return p.is_cpu() && p.scalar_type() == torch::kFloat32 && p.is_contiguous() && g.defined() && !g.is_sparse() &&
-         g.scalar_type() == torch::kFloat32 && g.is_contiguous();
-}
-
-}  // namespace
 
 void adamw_step(torch::optim::AdamW& optimizer, float grad_scale) {
   auto& states = optimizer.state();
@@ -122,7 +118,8 @@ void adamw_step(torch::optim::AdamW& optimizer, float grad_scale) {
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
       s.step(s.step() + 1);
-      adamw_update(o, s.step(), grad_scale, p, p.grad(), s.exp_avg(), s.exp_avg_sq());
+      adamw_update(o, s.step(), grad_scale, p.data_ptr<float>(), p.grad().data_ptr<float>(),
+                   s.exp_avg().data_ptr<float>(), s.exp_avg_sq().data_ptr<float>(), p.numel());
     }
   }
 }

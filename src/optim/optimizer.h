@@ -14,7 +14,8 @@
 
 namespace torch::optim {
 class AdamW;
-}
+struct AdamWOptions;
+}  // namespace torch::optim
 
 namespace hpctrain::optim {
 
@@ -31,6 +32,12 @@ std::unique_ptr<AdamW> make_optimizer(model::LanguageModel& model, const config:
 // The gradients themselves are left unscaled. Parameters that are not
 // contiguous float32 on the CPU take LibTorch's step, on scaled gradients.
 void adamw_step(torch::optim::AdamW& optimizer, float grad_scale = 1);
+
+// adamw_step's update over `n` contiguous float32 elements of one parameter,
+// under its group's `options`, `step` being the parameter's count after this
+// step. For optimizers that hold a parameter's state in pieces (ZeRO-1).
+void adamw_update(const torch::optim::AdamWOptions& options, std::int64_t step, float grad_scale, float* param,
+                  const float* grad, float* exp_avg, float* exp_avg_sq, std::int64_t n);
 
 // Sets the learning rate of every group.
 void set_learning_rate(torch::optim::AdamW& optimizer, double lr);

@@ -19,6 +19,16 @@
 //    (replica_check.h).
 // With overlap off, the same buckets are reduced after backward: the results
 // are bitwise identical, only the timing differs.
+//
+// ZeRO-1 (parallel.zero = 1): each bucket is padded to a multiple of the world
+// size and reduce-scattered instead of allreduced, so rank r receives the
+// summed gradients of shard r only; optimizer_step() steps AdamW on that shard
+// (optimizer_shard.h: the moments exist for it alone, 1/N of DDP's) and
+// allgathers the updated weights in place. Parameters are views into their
+// bucket's weight buffer for that. The global gradient norm for clipping is
+// the shards' squared norms summed over the ranks. Reduce-scatter plus
+// allgather move the bytes one allreduce does; the allgathers run after the
+// step, not overlapped with the next forward.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -32,6 +42,7 @@
 
 #include "comm/communicator.h"
 #include "model/language_model.h"
+#include "reduce/optimizer_shard.h"
 #include "reduce/reducer.h"
 
 namespace torch::autograd {
@@ -62,6 +73,8 @@ class DdpReducer final : public Reducer {
   [[nodiscard]] double loss_divisor() const override { return comm_.size(); }
   // Reduces what is left and waits for every bucket.
   void end_backward() override;
+  // ZeRO-1: clip by the global norm, step this rank's shard, allgather the weights.
+  optim::GradClip optimizer_step(optim::AdamW& optimizer, double max_norm) override;
   void after_optimizer_step(std::int64_t step, bool epoch_end) override;
   void finish() override {}
   void save(ckpt::Snapshot& snapshot) override;
@@ -69,14 +82,20 @@ class DdpReducer final : public Reducer {
   [[nodiscard]] std::vector<std::string> incompatibilities(const ckpt_file::CheckpointInfo& info) const override;
 
   [[nodiscard]] std::size_t bucket_count() const { return buckets_.size(); }
+  // Bytes of AdamW moments this rank holds (or, before the first step, will):
+  // the whole model's two moments under DDP, this rank's shards under ZeRO-1.
+  [[nodiscard]] std::int64_t optimizer_state_bytes() const;
   // Buckets so far handed to the communication thread by the gradient hooks,
   // that is during backward rather than after it.
   [[nodiscard]] std::size_t buckets_launched_during_backward() const { return launched_by_hooks_; }
 
  private:
   struct Bucket {
-    at::Tensor flat;  // fp32, the gradients live here
-    at::Tensor wire;  // bf16 copy when compressing
+    at::Tensor flat;        // fp32, the gradients live here (padded under ZeRO-1)
+    at::Tensor wire;        // bf16 copy when compressing
+    at::Tensor shard;       // ZeRO-1: this rank's shard of the summed gradients
+    at::Tensor shard_wire;  // ZeRO-1 with compression: the shard as it arrives, bf16
+    at::Tensor weights;     // ZeRO-1: the parameters live here, padded
     std::vector<std::size_t> params;
     std::size_t pending = 0;
     bool ready = false;
@@ -99,6 +118,7 @@ class DdpReducer final : public Reducer {
   std::vector<std::size_t> bucket_of_;
   std::vector<Bucket> buckets_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // keeps the hooked nodes alive
+  std::unique_ptr<OptimizerShard> shard_;                             // ZeRO-1 only
   bool sync_ = true;
   std::size_t launched_by_hooks_ = 0;
 

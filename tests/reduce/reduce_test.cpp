@@ -9,28 +9,10 @@
 #include "reduce/flat_parameters.h"
 #include "reduce/model_merge.h"
 #include "reduce/replica_check.h"
+#include "tiny_model.h"
 
 namespace hpctrain::reduce {
 namespace {
-
-constexpr std::int64_t kVocab = 64;
-
-std::shared_ptr<model::LanguageModel> tiny_model(config::ModelKind kind = config::ModelKind::kGpt) {
-  config::ModelConfig c;
-  c.kind = kind;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.d_model = 16;
-  c.max_seq_len = 8;
-  torch::manual_seed(3);
-  return model::make_model(c, kVocab);
-}
-
-// This rank's batch for `step`: different on every rank, the same in every run.
-std::pair<torch::Tensor, torch::Tensor> batch(int rank, int step, int size = 4) {
-  torch::manual_seed(1000 * step + rank);
-  return {torch::randint(kVocab, {size, 8}), torch::randint(kVocab, {size, 8})};
-}
 
 class ReducerTest : public ::testing::Test {
  protected:

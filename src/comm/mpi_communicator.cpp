@@ -57,6 +57,13 @@ std::string describe(const Collective& c) {
   return "collective";
 }
 
+// What completes a reduction into `data`: nothing for a sum, the division by
+// the world size for an average.
+std::function<void()> average_if_asked(ReduceOp op, void* data, std::size_t count, DType dtype, int size) {
+  if (op != ReduceOp::kAverage) return nullptr;
+  return [data, count, dtype, size] { divide_in_place(data, count, dtype, size); };
+}
+
 void check(int rc, const Collective& what) {
   if (rc != MPI_SUCCESS) handles::check_mpi(rc, describe(what));
 }
@@ -205,11 +212,8 @@ WorkPtr MpiCommunicator::allreduce_async(void* data, std::size_t count, DType dt
   const Collective what{Collective::Kind::kAllreduce, dtype, op, count};
   MPI_Request request = MPI_REQUEST_NULL;
   check(MPI_Iallreduce(MPI_IN_PLACE, data, n, mpi_type(dtype), sum_op(dtype), comm_.get(), &request), what);
-  std::function<void()> finish;
-  if (op == ReduceOp::kAverage) {
-    finish = [data, count, dtype, size = size_] { divide_in_place(data, count, dtype, size); };
-  }
-  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, std::move(finish));
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request,
+                                   average_if_asked(op, data, count, dtype, size_));
 }
 
 WorkPtr MpiCommunicator::broadcast_async(void* data, std::size_t count, DType dtype, int root) {
@@ -242,11 +246,8 @@ WorkPtr MpiCommunicator::reduce_scatter_async(const void* send, void* recv, std:
   const Collective what{Collective::Kind::kReduceScatter, dtype, op, count};
   MPI_Request request = MPI_REQUEST_NULL;
   check(MPI_Ireduce_scatter_block(send, recv, n, mpi_type(dtype), sum_op(dtype), comm_.get(), &request), what);
-  std::function<void()> finish;
-  if (op == ReduceOp::kAverage) {
-    finish = [recv, count, dtype, size = size_] { divide_in_place(recv, count, dtype, size); };
-  }
-  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, std::move(finish));
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request,
+                                   average_if_asked(op, recv, count, dtype, size_));
 }
 
 WorkPtr MpiCommunicator::barrier_async() {

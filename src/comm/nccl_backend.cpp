@@ -11,9 +11,9 @@ namespace hpctrain::comm {
 std::string nccl_backend_summary() {
 #ifdef HPCTRAIN_HAVE_NCCL
   return fmt::format(
-      "built against {}; libnccl.so.{} and libcudart.so.{} are opened when a model goes on a GPU "
+      "built against {}; {} and {} are opened when a model goes on a GPU "
       "($HPCTRAIN_NCCL_LIBRARY, $HPCTRAIN_CUDART_LIBRARY, the loader's path, then the build's CUDA)",
-      handles::built_against(), NCCL_MAJOR, CUDART_VERSION / 1000);
+      handles::built_against(), handles::nccl_soname(), handles::cudart_soname());
 #else
   return "not built (CUDA and NCCL were not found, or -DHPCTRAIN_WITH_NCCL=OFF): CPU training only";
 #endif

@@ -18,6 +18,8 @@ ncclDataType_t nccl_type(DType dtype) {
   return ncclFloat32;
 }
 
+ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::kSum ? ncclSum : ncclAvg; }
+
 class NcclWork final : public Work {
  public:
   NcclWork(handles::CudaNcclApiPtr api, std::shared_ptr<RollCall> roll_call, std::shared_ptr<handles::NcclComm> nccl,
@@ -108,10 +110,9 @@ WorkPtr NcclCommunicator::allreduce_async(void* data, std::size_t count, DType d
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("allreduce({} {}, {} elements)", to_string(dtype), to_string(op), count);
   order_after_default_stream();
-  handles::check_nccl(*api_,
-                      api_->nccl_all_reduce(data, data, count, nccl_type(dtype),
-                                            op == ReduceOp::kSum ? ncclSum : ncclAvg, nccl_->get(), stream_->get()),
-                      what);
+  handles::check_nccl(
+      *api_, api_->nccl_all_reduce(data, data, count, nccl_type(dtype), nccl_op(op), nccl_->get(), stream_->get()),
+      what);
   return finish(seq, std::move(what));
 }
 
@@ -138,10 +139,9 @@ WorkPtr NcclCommunicator::reduce_scatter_async(const void* send, void* recv, std
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("reduce_scatter({} {}, {} elements per rank)", to_string(dtype), to_string(op), count);
   order_after_default_stream();
-  handles::check_nccl(*api_,
-                      api_->nccl_reduce_scatter(send, recv, count, nccl_type(dtype),
-                                                op == ReduceOp::kSum ? ncclSum : ncclAvg, nccl_->get(), stream_->get()),
-                      what);
+  handles::check_nccl(
+      *api_, api_->nccl_reduce_scatter(send, recv, count, nccl_type(dtype), nccl_op(op), nccl_->get(), stream_->get()),
+      what);
   return finish(seq, std::move(what));
 }
 

@@ -91,10 +91,12 @@ void bind(Function& function, const Library& library, const char* name) {
   if (function == nullptr) throw CudaError(fmt::format("{} has no function {}", library.path, name));
 }
 
+// NCCL's code is major*10000 + minor*100 + patch since 2.9 (major*1000 + ... before).
+int nccl_major(int code) { return code >= 20900 ? code / 10000 : code / 1000; }
+
 std::string nccl_version_string(int code) {
-  // NCCL's code is major*10000 + minor*100 + patch since 2.9 (major*1000 + ... before).
-  if (code >= 20900) return fmt::format("{}.{}.{}", code / 10000, code % 10000 / 100, code % 100);
-  return fmt::format("{}.{}.{}", code / 1000, code % 1000 / 100, code % 100);
+  if (code >= 20900) return fmt::format("{}.{}.{}", nccl_major(code), code % 10000 / 100, code % 100);
+  return fmt::format("{}.{}.{}", nccl_major(code), code % 1000 / 100, code % 100);
 }
 
 }  // namespace
@@ -107,8 +109,8 @@ std::shared_ptr<const CudaNcclApi> load_cuda_nccl() {
     CudaNcclApi api;
   };
   auto owned = std::make_shared<Owned>();
-  open_library(owned->cudart, "HPCTRAIN_CUDART_LIBRARY", fmt::format("libcudart.so.{}", CUDART_VERSION / 1000));
-  open_library(owned->nccl, "HPCTRAIN_NCCL_LIBRARY", fmt::format("libnccl.so.{}", NCCL_MAJOR));
+  open_library(owned->cudart, "HPCTRAIN_CUDART_LIBRARY", cudart_soname());
+  open_library(owned->nccl, "HPCTRAIN_NCCL_LIBRARY", nccl_soname());
   CudaNcclApi& api = owned->api;
   const Library& rt = owned->cudart;
   bind(api.get_error_string, rt, "cudaGetErrorString");
@@ -143,8 +145,7 @@ std::shared_ptr<const CudaNcclApi> load_cuda_nccl() {
   if (api.nccl_get_version(&api.nccl_version) != ncclSuccess) {
     throw CudaError(fmt::format("{}: ncclGetVersion failed", api.nccl_path));
   }
-  const int major = api.nccl_version >= 20900 ? api.nccl_version / 10000 : api.nccl_version / 1000;
-  if (major != NCCL_MAJOR || api.nccl_version < kMinimumNccl) {
+  if (nccl_major(api.nccl_version) != NCCL_MAJOR || api.nccl_version < kMinimumNccl) {
     throw CudaError(fmt::format("{} is NCCL {}; hpctrain was built against NCCL {} and needs {}.x, at least {}",
                                 api.nccl_path, nccl_version_string(api.nccl_version),
                                 nccl_version_string(NCCL_VERSION_CODE), NCCL_MAJOR, nccl_version_string(kMinimumNccl)));
@@ -161,6 +162,9 @@ std::string describe(const CudaNcclApi& api) {
   return fmt::format("NCCL {} ({}), CUDA runtime {} ({})", nccl_version_string(api.nccl_version), api.nccl_path,
                      runtime_version, api.cudart_path);
 }
+
+std::string cudart_soname() { return fmt::format("libcudart.so.{}", CUDART_VERSION / 1000); }
+std::string nccl_soname() { return fmt::format("libnccl.so.{}", NCCL_MAJOR); }
 
 std::string built_against() {
   return fmt::format("NCCL {}, CUDA {}.{} headers", nccl_version_string(NCCL_VERSION_CODE), CUDART_VERSION / 1000,

@@ -75,6 +75,11 @@ std::shared_ptr<const CudaNcclApi> load_cuda_nccl();
 // "NCCL 2.28.9 (/usr/local/cuda/lib64/libnccl.so.2), CUDA runtime 13.0 (...)".
 std::string describe(const CudaNcclApi& api);
 
+// The sonames load_cuda_nccl() opens, fixed by the headers' versions:
+// "libcudart.so.13", "libnccl.so.2".
+std::string cudart_soname();
+std::string nccl_soname();
+
 // What this hpctrain was built against: "NCCL 2.28.9, CUDA 13.0 headers".
 std::string built_against();
 

@@ -106,8 +106,11 @@ for v in $(compgen -e | grep '^SLURM_' || true); do unset "$v"; done
 rc=0
 # Run CMD in the background and wait: bash only runs the INT/TERM traps
 # between commands, and `wait` returns as soon as a signal arrives.
-# `<&0` keeps our stdin (async commands otherwise get /dev/null).
-"$@" <&0 &
+# `<&0` keeps our stdin (async commands otherwise get /dev/null). A copy of
+# CMD's output is kept so that a failure ends with CMD's own last words: a CI
+# log cut to its head and tail then still shows why CMD failed, not only the
+# daemon logs. ($! is CMD's pid: the redirection is set up in its own fork.)
+"$@" <&0 > >(tee "$PREFIX/command.out") 2>&1 &
 cmd_pid=$!
 wait "$cmd_pid" || rc=$?
 if ((rc)); then
@@ -117,5 +120,8 @@ if ((rc)); then
     printf '\n===== %s (last 20 lines) =====\n' "$f" >&2
     tail -n 20 "$f" >&2
   done
+  sleep 0.2  # tee may still be copying CMD's last lines
+  printf '\n===== the command'"'"'s last 10 lines (exit status %d) =====\n' "$rc" >&2
+  tail -n 10 "$PREFIX/command.out" >&2
 fi
 exit "$rc"

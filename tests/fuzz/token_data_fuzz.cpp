@@ -2,7 +2,9 @@
 // (data/token_dataset): meta.json and a token shard. The input is meta.json's
 // text, then after a NUL byte the bytes of train-000.bin; seq_len comes from
 // the input's length. Any input must open and give samples that lie inside the
-// shard, or end in a DataError naming the file.
+// shard, or end in a DataError naming the file. Its sizes and counts are
+// what an attacker sets, so the harness adds boundary integers and cut shards
+// to libFuzzer's mutations (number_mutator.h).
 #include <unistd.h>
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "data/data_error.h"
 #include "data/token_dataset.h"
+#include "number_mutator.h"
 
 namespace {
 

@@ -25,6 +25,9 @@ test_packages=(
   clang-format clang-tidy cppcheck hdf5-tools
   # python3-torch: the PyTorch reference the models are checked against
   python3-torch gnuplot-nox
+  # python3-h5py: checkpoints read by the HDF5 project's own Python binding
+  # (a DDAP checkpoint merged by numpy, for resuming at another world size)
+  python3-h5py
   # the real SLURM cluster the cluster tests bring up, with accounting
   # (slurmdbd storing into its own MariaDB) where a test asks for it
   slurmctld slurmd slurm-client munge iproute2 util-linux procps slurmdbd mariadb-server

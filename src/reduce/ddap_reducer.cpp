@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "reduce/ddap_reshard.h"
 #include "reduce/flat_parameters.h"
 #include "reduce/replica_state.h"
 #include "reduce/weights_broadcast.h"
@@ -26,8 +27,6 @@ Moments moments_of(optim::AdamW& optimizer, const model::LanguageModel& model) {
   optim::AdamState s = optim::adam_state(optimizer, model);
   return {std::move(s.exp_avg), std::move(s.exp_avg_sq)};
 }
-
-std::string replica_group(int rank) { return fmt::format("replicas/rank-{:05}", rank); }
 
 }  // namespace
 
@@ -59,11 +58,6 @@ void DdapReducer::begin_step() {
 std::vector<std::string> DdapReducer::incompatibilities(const ckpt_file::CheckpointInfo& info) const {
   std::vector<std::string> diff;
   if (info.reducer != "ddap") diff.push_back(fmt::format("parallel.reducer: checkpoint {} vs run ddap", info.reducer));
-  // DDAP replicas belong to ranks.
-  if (info.world_size != control_.size()) {
-    diff.push_back(
-        fmt::format("world size: checkpoint {} DDAP replicas vs run {} ranks", info.world_size, control_.size()));
-  }
   return diff;
 }
 
@@ -87,7 +81,7 @@ void DdapReducer::save(ckpt::Snapshot& s) {
     control_.broadcast(values.data_ptr(), static_cast<std::size_t>(values.numel()), comm::DType::kFloat32, r);
     control_.broadcast(steps.data_ptr(), static_cast<std::size_t>(steps.numel()), comm::DType::kInt64, r);
     if (rank != 0) continue;
-    const std::string group = replica_group(r);
+    const std::string group = ddap_replica_group(r);
     ckpt::add_parameters(s, group + "/model", values.narrow(0, 0, n), model_);
     ckpt::add_parameters(s, group + "/optimizer/exp_avg", values.narrow(0, n, n), model_);
     ckpt::add_parameters(s, group + "/optimizer/exp_avg_sq", values.narrow(0, 2 * n, n), model_);
@@ -116,9 +110,18 @@ void DdapReducer::save(ckpt::Snapshot& s) {
 }
 
 void DdapReducer::load(const ckpt::CheckpointReader& c) {
-  const std::string group = replica_group(control_.rank());
-  load_replica(c, group + "/model", group + "/optimizer", model_, optimizer_);
   const auto device = model_.parameters().front().device();
+  if (c.info().world_size != control_.size()) {  // the replicas belong to other ranks: start from their merge
+    DdapResume resume = merge_checkpoint_replicas(c, model_, rule_);
+    unflatten_into_parameters(resume.weights.to(device), model_);
+    optim::restore_adam_state(optimizer_, model_, resume.adam);
+    resume.state.anchor = resume.state.anchor.to(device);
+    if (resume.state.momentum.defined()) resume.state.momentum = resume.state.momentum.to(device);
+    restore(resume.state);
+    return;
+  }
+  const std::string group = ddap_replica_group(control_.rank());
+  load_replica(c, group + "/model", group + "/optimizer", model_, optimizer_);
   const std::int64_t n = model_.parameter_count();
   DdapState d;
   d.anchor = c.tensor("ddap/anchor", n, torch::kFloat32).to(device);

@@ -80,6 +80,8 @@ class DdapReducer final : public Reducer {
   // Every rank's replica, AdamW state and merge in flight go to rank 0 (each
   // rank broadcasts its own in turn); /model holds the anchor.
   void save(ckpt::Snapshot& snapshot) override;
+  // Each rank takes back its own replica; at another world size every rank
+  // starts from the replicas' merge instead (reduce/ddap_reshard.h).
   void load(const ckpt::CheckpointReader& checkpoint) override;
   [[nodiscard]] std::vector<std::string> incompatibilities(const ckpt_file::CheckpointInfo& info) const override;
 

@@ -9,6 +9,16 @@ void allreduce_sum(at::Tensor& t, comm::Communicator& comm) {
   comm.allreduce(t.data_ptr(), static_cast<std::size_t>(t.numel()), comm::DType::kFloat32, comm::ReduceOp::kSum);
 }
 
+// ties: where a rank's Δ takes part (its sign is the elected one, and it is not 0).
+at::Tensor agrees_with(const at::Tensor& delta, const at::Tensor& elected) {
+  return (torch::sign(delta) == elected) & (delta != 0);
+}
+
+// ties: the mean of the agreeing Δ, 0 where no rank agrees.
+at::Tensor disjoint_mean(const at::Tensor& agreeing_sum, const at::Tensor& count) {
+  return torch::where(count > 0, agreeing_sum / count.clamp_min(1), torch::zeros_like(agreeing_sum));
+}
+
 }  // namespace
 
 at::Tensor merged_delta(const at::Tensor& delta, const MergeRule& rule, comm::Communicator& comm) {
@@ -20,13 +30,27 @@ at::Tensor merged_delta(const at::Tensor& delta, const MergeRule& rule, comm::Co
   }
   at::Tensor total = delta.contiguous().clone();
   allreduce_sum(total, comm);
-  const at::Tensor elected = torch::sign(total);
-  const at::Tensor agrees = (torch::sign(delta) == elected) & (delta != 0);
+  const at::Tensor agrees = agrees_with(delta, torch::sign(total));
   at::Tensor agreeing = torch::where(agrees, delta, torch::zeros_like(delta)).contiguous();
   at::Tensor count = agrees.to(torch::kFloat32).contiguous();
   allreduce_sum(agreeing, comm);
   allreduce_sum(count, comm);
-  return torch::where(count > 0, agreeing / count.clamp_min(1), torch::zeros_like(agreeing));
+  return disjoint_mean(agreeing, count);
+}
+
+at::Tensor merged_delta(const std::vector<at::Tensor>& deltas, const MergeRule& rule) {
+  at::Tensor total = torch::zeros_like(deltas.front());
+  for (const auto& delta : deltas) total += delta;
+  if (rule.kind != config::MergeKind::kTies) return total / static_cast<double>(deltas.size());
+  const at::Tensor elected = torch::sign(total);
+  at::Tensor agreeing = torch::zeros_like(total);
+  at::Tensor count = torch::zeros_like(total);
+  for (const auto& delta : deltas) {
+    const at::Tensor agrees = agrees_with(delta, elected);
+    agreeing += torch::where(agrees, delta, torch::zeros_like(delta));
+    count += agrees.to(torch::kFloat32);
+  }
+  return disjoint_mean(agreeing, count);
 }
 
 at::Tensor next_anchor(const at::Tensor& anchor, const at::Tensor& merged, const MergeRule& rule,

@@ -6,6 +6,8 @@
 
 namespace hpctrain::reduce {
 
+std::string ddap_replica_group(int rank) { return fmt::format("replicas/rank-{:05}", rank); }
+
 void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, const optim::AdamState& adam,
                     const model::LanguageModel& model) {
   std::size_t i = 0;

@@ -13,6 +13,9 @@
 
 namespace hpctrain::reduce {
 
+// DDAP's group for rank R's replica: replicas/rank-RRRRR.
+std::string ddap_replica_group(int rank);
+
 // Host copies, taken now (training may go on while the snapshot is written).
 void save_replica(ckpt::Snapshot& snapshot, const std::string& model_group, const std::string& optimizer_group,
                   const model::LanguageModel& model, optim::AdamW& optimizer);

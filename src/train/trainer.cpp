@@ -142,6 +142,13 @@ void Trainer::resume_from(const std::filesystem::path& path) {
   step_ = start_step_ = checkpoint.info().step;
   log_.line(fmt::format("resumed from {} at step {} (epoch {}, batch {} of it)", path.string(), step_,
                         checkpoint.integer("epoch", 0), checkpoint.integer("sampler_step", 0)));
+  if (const std::int64_t ranks = checkpoint.info().world_size; ranks != world_.size()) {
+    log_.line(fmt::format("the checkpoint was written by {} rank{}, this run has {}{}", ranks, ranks == 1 ? "" : "s",
+                          world_.size(),
+                          checkpoint.info().reducer == "ddap"
+                              ? ": every rank starts from the merge of its replicas, with their mean AdamW moments"
+                              : ""));
+  }
   if (const auto dropped = log_.resume_at(step_); dropped > 0) {
     log_.line(fmt::format("metrics.jsonl: {} record(s) after step {} dropped (the steps run again)", dropped, step_));
   }

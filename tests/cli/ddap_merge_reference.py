@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""ddap_merge_reference.py CHECKPOINT: the weights a DDAP checkpoint must
+resume with at another world size, computed from the file alone (h5py and
+numpy, nothing of hpctrain's), printed as hpctrain's `final weights sha256`.
+
+The documented rule (docs/checkpoints.md, "Other world sizes"): a merge in
+flight is applied to every replica (anchor' = next_anchor(anchor, merged);
+theta_r' = anchor' + theta_r - theta_at_start_r); then, unless every replica
+is the anchor, the replicas are merged by the run's rule (average, ties or
+diloco, from the checkpoint's own config) and the anchor steps once more.
+Every operation is the one hpctrain does, in float32 and in the same order,
+so the hash must match bit for bit.
+"""
+import hashlib
+import sys
+import tomllib
+
+import h5py
+import numpy as np
+
+f32 = np.float32
+
+
+def parameter_order(f):
+    """The model's parameters in registration order, which is the order of the
+    flat ddap/anchor: each /model/<name> (the anchor, one dataset per
+    parameter) must match exactly one unused slice starting where the last
+    ended."""
+    anchor = f["ddap/anchor"][...]
+    params = {name: f["model"][name][...] for name in f["model"]}
+    order, offset = [], 0
+    while offset < anchor.size:
+        fits = [n for n, v in params.items() if n not in order and offset + v.size <= anchor.size
+                and np.array_equal(anchor[offset:offset + v.size], v.ravel())]
+        if len(fits) != 1:
+            sys.exit(f"cannot tell the parameter at offset {offset} of ddap/anchor: candidates {fits}")
+        order.append(fits[0])
+        offset += params[fits[0]].size
+    return order, params
+
+
+def next_anchor(anchor, merged, rule, momentum):
+    if rule["merge"] != "diloco":
+        return anchor + merged, momentum
+    g = -merged
+    if momentum is None:
+        momentum = np.zeros_like(anchor)
+    mu, lr = f32(rule["outer_momentum"]), f32(rule["outer_lr"])
+    momentum = momentum * mu + g
+    return anchor - lr * (g + mu * momentum), momentum
+
+
+def merged_delta(deltas, rule):
+    total = np.zeros_like(deltas[0])
+    for d in deltas:
+        total = total + d
+    if rule["merge"] != "ties":
+        return total / f32(len(deltas))
+    elected = np.sign(total)
+    agreeing, count = np.zeros_like(total), np.zeros_like(total)
+    for d in deltas:
+        agrees = (np.sign(d) == elected) & (d != 0)
+        agreeing = agreeing + np.where(agrees, d, f32(0))
+        count = count + agrees.astype(f32)
+    return np.where(count > 0, agreeing / np.maximum(count, f32(1)), f32(0)).astype(f32)
+
+
+def main():
+    f = h5py.File(sys.argv[1], "r")
+    rule = tomllib.loads(f.attrs["config"].decode())["parallel"]
+    order, _ = parameter_order(f)
+    ranks = int(f.attrs["world_size"])
+    flat = lambda group: np.concatenate([f[group][n][...].ravel() for n in order]).astype(f32)
+    anchor = f["ddap/anchor"][...]
+    momentum = f["ddap/momentum"][...] if "momentum" in f["ddap"] else None
+    thetas = [flat(f"replicas/rank-{r:05}/model") for r in range(ranks)]
+    if int(f.attrs["ddap_started_at"]) >= 0:
+        anchor, momentum = next_anchor(anchor, f["ddap/merged"][...], rule, momentum)
+        thetas = [anchor + (t - f[f"replicas/rank-{r:05}/ddap_theta_at_start"][...]) for r, t in enumerate(thetas)]
+    if any(not np.array_equal(t, anchor) for t in thetas):
+        anchor, momentum = next_anchor(anchor, merged_delta([t - anchor for t in thetas], rule), rule, momentum)
+    digest, offset = hashlib.sha256(), 0
+    for name in order:
+        size = f["model"][name].size
+        digest.update(name.encode())
+        digest.update(anchor[offset:offset + size].astype("<f4").tobytes())
+        offset += size
+    print(digest.hexdigest())
+
+
+main()

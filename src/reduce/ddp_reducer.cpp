@@ -123,7 +123,8 @@ std::string DdpReducer::describe() const {
                      parallel_.bf16_compression ? ", bf16 on the wire" : "",
                      shard_ ? fmt::format(", ZeRO-1: AdamW state sharded over {} ranks ({:.1f} MiB on this one)",
                                           comm_.size(), static_cast<double>(optimizer_state_bytes()) / (1 << 20))
-                            : "");
+                            : fmt::format(", AdamW state {:.1f} MiB on every rank",
+                                          static_cast<double>(optimizer_state_bytes()) / (1 << 20)));
 }
 
 std::int64_t DdpReducer::optimizer_state_bytes() const {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "runtime/allocator.h"
+#include "runtime/memory_usage.h"
 #include "runtime/sgemm_peak.h"
 #include "support/text.h"
 #include "train/autocast.h"
@@ -406,6 +407,17 @@ TrainSummary Trainer::finish(bool stopped) {
       world_.size() == 1 ? "" : "s"));
   Fields fields = {
       {"tokens_per_s", speed}, {"train_s", train_seconds}, {"wall_max_s", static_cast<double>(*max_it) / 1e6}};
+  // Peak resident memory over ranks: what a per-node memory limit sees.
+  const std::int64_t my_peak = runtime::peak_resident_bytes();
+  std::vector<std::int64_t> peaks(static_cast<std::size_t>(world_.size()));
+  world_.comm().allgather(&my_peak, peaks.data(), 1, comm::DType::kInt64);
+  if (const auto [least, most] = std::minmax_element(peaks.begin(), peaks.end()); *least >= 0) {
+    constexpr double kMiB = 1 << 20;
+    log_.line(fmt::format("peak resident memory per rank (VmHWM): max {:.0f} MiB (rank {}), min {:.0f} MiB (rank {})",
+                          static_cast<double>(*most) / kMiB, most - peaks.begin(), static_cast<double>(*least) / kMiB,
+                          least - peaks.begin()));
+    fields.emplace_back("peak_rss_mib_max", static_cast<double>(*most) / kMiB);
+  }
   if (summary.final_eval) {
     const EvalResult& v = *summary.final_eval;
     fields.insert(

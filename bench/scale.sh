@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/scale.sh [ROUNDS] [STEPS]: what ZeRO-1 saves, on the GPT-2-small shape
+# bench/scale.sh [--part 1|2] [ROUNDS] [STEPS]: what ZeRO-1 saves, on the GPT-2-small shape
 # (12 layers, d_model 768, 12 heads; the quickstart's 8192-token vocabulary:
 # 91.5M parameters), global batch 8 x 256 tokens, fp32, on this machine.
 #  1. Memory and checkpoints: DDP and DDP + ZeRO-1 at 1, 2 and 4 ranks, 2 steps
@@ -14,18 +14,25 @@
 #     checkpoints: training tokens/s as hpctrain prints it, the ratio
 #     ZeRO-1/DDP per round and its median (target >= 0.95). 4 ranks
 #     oversubscribe 2 cores, so they have no speed figure.
-# Writes bench/results/scale-COMMIT.txt and, with gnuplot, scale-COMMIT.png.
+# --part runs one part only. Writes bench/results/scale-COMMIT.txt (a part
+# run alone: scale-COMMIT-partN.txt) and, with gnuplot, scale-COMMIT.png.
 # Data: $DATA, or the quickstart's data set prepared into a temporary directory.
 # Takes ~15 minutes on 2 cores (a GPT-2-small step is ~10 s here).
 set -euo pipefail
 shopt -s inherit_errexit
 repo=$(cd "$(dirname "$0")/.." && pwd)
+parts=(1 2)
+if [[ ${1:-} == --part ]]; then
+  parts=("${2:?--part needs 1 or 2}")
+  shift 2
+fi
 rounds=${1:-3} steps=${2:-3}
 hpctrain=${HPCTRAIN:-$repo/build/hpctrain}
 commit=$(git -C "$repo" rev-parse --short=12 HEAD)
 results=$repo/bench/results
 mkdir -p "$results"
 out=$results/scale-$commit.txt
+((${#parts[@]} == 2)) || out=$results/scale-$commit-part${parts[0]}.txt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=${DATA:-}
@@ -47,60 +54,72 @@ run() {  # RANKS ZERO NAME [--set ...] -> the log's path
 }
 field() { grep -oE "$1" "$2" | tail -1 | grep -oE '[0-9]+(\.[0-9]+)?' | sed -n "${3:-1}p"; }
 
-{
-  echo "bench/scale.sh at $commit, $(nproc) cores: GPT-2-small shape, batch 8 x 256 tokens, fp32"
-  echo
-  echo "1. memory and checkpoints (2 steps, then the final checkpoint)"
-  printf '%-6s %-7s %14s %16s %16s %12s %10s\n' ranks reducer "AdamW MiB/rank" "peak MiB rank 0" "peak MiB other" \
-    "ckpt write s" "blocked ms"
-} | tee "$out"
+echo "bench/scale.sh at $commit, $(nproc) cores: GPT-2-small shape, batch 8 x 256 tokens, fp32" | tee "$out"
+memory_part() {
+  {
+    echo
+    echo "1. memory and checkpoints (2 steps, then the final checkpoint)"
+    printf '%-6s %-7s %14s %16s %16s %12s %10s\n' ranks reducer "AdamW MiB/rank" "peak MiB rank 0" "peak MiB other" \
+      "ckpt write s" "blocked ms"
+  } | tee -a "$out"
+  for ranks in 1 2 4; do
+    for zero in 0 1; do
+      ((ranks == 1 && zero == 1)) && continue  # one rank: ZeRO-1 changes nothing
+      log=$(run "$ranks" "$zero" "mem-$ranks-$zero" --set training.steps=2 --set checkpoint.interval=2)
+      reducer=ddp
+      ((zero)) && reducer=zero1
+      if ((ranks == 1)); then  # the local reducer reports no state: two fp32 moments per parameter
+        params=$(field '[0-9.]+M parameters' "$log")
+        adam=$(python3 -c "print(f'{$params * 1e6 * 8 / 2**20:.1f}')")
+      elif ((zero)); then
+        adam=$(field '\([0-9.]+ MiB on this one\)' "$log")
+      else
+        adam=$(field 'AdamW state [0-9.]+ MiB' "$log")
+      fi
+      peak_max=$(field 'VmHWM\): max [0-9]+ MiB' "$log")
+      peak_min=$(field 'min [0-9]+ MiB \(rank' "$log")
+      ((ranks == 1)) && peak_min=-
+      write_s=$(field 'written: [0-9.]+ MB in [0-9.]+ s' "$log" 2)
+      blocked=$(field 'training blocked [0-9.]+ ms' "$log")
+      printf '%-6s %-7s %14s %16s %16s %12s %10s\n' "$ranks" "$reducer" "$adam" "$peak_max" "$peak_min" "$write_s" \
+        "$blocked" | tee -a "$out"
+      rows+=("$ranks $reducer $adam $peak_max ${peak_min/-/$peak_max}")
+    done
+  done
+}
+
+speed_part() {
+  {
+    echo
+    echo "2. speed at 2 ranks, $steps steps, $rounds alternating rounds: training tokens/s"
+  } | tee -a "$out"
+  ratios=()
+  for round in $(seq "$rounds"); do
+    order=(0 1)
+    ((round % 2 == 0)) && order=(1 0)
+    declare -A rate=()
+    for zero in "${order[@]}"; do
+      log=$(run 2 "$zero" "speed-$round-$zero" --set "training.steps=$steps" --set checkpoint.interval=0)
+      rate[$zero]=$(field '[0-9]+ tokens/s over' "$log")
+    done
+    ratio=$(python3 -c "print(f'{${rate[1]} / ${rate[0]}:.3f}')")
+    ratios+=("$ratio")
+    echo "round $round: DDP ${rate[0]} tok/s, ZeRO-1 ${rate[1]} tok/s, ZeRO-1/DDP $ratio" | tee -a "$out"
+  done
+  python3 -c "import statistics, sys; print(f'median ZeRO-1/DDP {statistics.median(map(float, sys.argv[1:])):.3f} (target >= 0.95)')" \
+    "${ratios[@]}" | tee -a "$out"
+}
+
 rows=()
-for ranks in 1 2 4; do
-  for zero in 0 1; do
-    ((ranks == 1 && zero == 1)) && continue  # one rank: ZeRO-1 changes nothing
-    log=$(run "$ranks" "$zero" "mem-$ranks-$zero" --set training.steps=2 --set checkpoint.interval=2)
-    reducer=ddp
-    ((zero)) && reducer=zero1
-    if ((ranks == 1)); then  # the local reducer reports no state: two fp32 moments per parameter
-      params=$(field '[0-9.]+M parameters' "$log")
-      adam=$(python3 -c "print(f'{$params * 1e6 * 8 / 2**20:.1f}')")
-    elif ((zero)); then
-      adam=$(field '\([0-9.]+ MiB on this one\)' "$log")
-    else
-      adam=$(field 'AdamW state [0-9.]+ MiB' "$log")
-    fi
-    peak_max=$(field 'VmHWM\): max [0-9]+ MiB' "$log")
-    peak_min=$(field 'min [0-9]+ MiB \(rank' "$log")
-    ((ranks == 1)) && peak_min=-
-    write_s=$(field 'written: [0-9.]+ MB in [0-9.]+ s' "$log" 2)
-    blocked=$(field 'training blocked [0-9.]+ ms' "$log")
-    printf '%-6s %-7s %14s %16s %16s %12s %10s\n' "$ranks" "$reducer" "$adam" "$peak_max" "$peak_min" "$write_s" \
-      "$blocked" | tee -a "$out"
-    rows+=("$ranks $reducer $adam $peak_max ${peak_min/-/$peak_max}")
-  done
+for part in "${parts[@]}"; do
+  case $part in
+    1) memory_part ;;
+    2) speed_part ;;
+    *) echo "bench/scale.sh: --part is 1 or 2" >&2; exit 2 ;;
+  esac
 done
 
-{
-  echo
-  echo "2. speed at 2 ranks, $steps steps, $rounds alternating rounds: training tokens/s"
-} | tee -a "$out"
-ratios=()
-for round in $(seq "$rounds"); do
-  order=(0 1)
-  ((round % 2 == 0)) && order=(1 0)
-  declare -A rate=()
-  for zero in "${order[@]}"; do
-    log=$(run 2 "$zero" "speed-$round-$zero" --set "training.steps=$steps" --set checkpoint.interval=0)
-    rate[$zero]=$(field '[0-9]+ tokens/s over' "$log")
-  done
-  ratio=$(python3 -c "print(f'{${rate[1]} / ${rate[0]}:.3f}')")
-  ratios+=("$ratio")
-  echo "round $round: DDP ${rate[0]} tok/s, ZeRO-1 ${rate[1]} tok/s, ZeRO-1/DDP $ratio" | tee -a "$out"
-done
-python3 -c "import statistics, sys; print(f'median ZeRO-1/DDP {statistics.median(map(float, sys.argv[1:])):.3f} (target >= 0.95)')" \
-  "${ratios[@]}" | tee -a "$out"
-
-if command -v gnuplot >/dev/null; then
+if ((${#rows[@]})) && command -v gnuplot >/dev/null; then
   printf '%s\n' "${rows[@]}" >"$work/rows.dat"
   gnuplot <<GP
 set terminal pngcairo size 900,500

@@ -48,55 +48,62 @@ DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& c, const mode
   d.last_merge_applied_for = c.integer("ddap_last_merge_applied_for", -1);
   const std::int64_t started_at = c.integer("ddap_started_at", -1);
 
-  std::vector<at::Tensor> theta;
-  std::vector<at::Tensor> moments;
+  // 1. The merge in flight: the anchor it gives; each replica takes it below.
+  const bool in_flight = started_at >= 0;
+  at::Tensor merged_moments;
+  if (in_flight) {
+    d.anchor = next_anchor(d.anchor, c.tensor("ddap/merged", n, torch::kFloat32), rule, d.momentum);
+    if (c.has("ddap/merged_moments")) merged_moments = c.tensor("ddap/merged_moments", 2 * n, torch::kFloat32);
+    d.last_merge_applied_for = started_at;
+    ++d.merges;
+  }
+  // Rank r's replica and moments as it holds them once that merge is applied,
+  // read when needed: one replica in memory at a time, whatever the world size.
+  const auto replica = [&](int r) {
+    at::Tensor theta = ckpt::read_flat_parameters(c, ddap_replica_group(r) + "/model", model);
+    if (in_flight)
+      theta = d.anchor + (theta - c.tensor(ddap_replica_group(r) + "/ddap_theta_at_start", n, torch::kFloat32));
+    return theta;
+  };
   std::vector<std::int64_t> steps;
-  for (int r = 0; r < static_cast<int>(ranks); ++r) {
+  const auto replica_moments = [&](int r) {
     const std::string group = ddap_replica_group(r);
-    theta.push_back(ckpt::read_flat_parameters(c, group + "/model", model));
     const optim::AdamState adam = read_adam_state(c, group + "/optimizer", model);
-    moments.push_back(flat_moments(adam));
     if (r == 0) {
       steps = adam.steps;
     } else if (adam.steps != steps) {
       throw ckpt::CheckpointError(
           fmt::format("{}: {} has taken other optimizer step counts than rank 0's replica", c.name(), group));
     }
-  }
-
-  if (started_at >= 0) {  // 1. the merge in flight
-    const at::Tensor next = next_anchor(d.anchor, c.tensor("ddap/merged", n, torch::kFloat32), rule, d.momentum);
-    const bool with_moments = c.has("ddap/merged_moments");
-    const at::Tensor merged_moments =
-        with_moments ? c.tensor("ddap/merged_moments", 2 * n, torch::kFloat32) : at::Tensor();
-    for (int r = 0; r < static_cast<int>(ranks); ++r) {
-      const std::string group = ddap_replica_group(r);
-      auto& t = theta[static_cast<std::size_t>(r)];
-      t = next + (t - c.tensor(group + "/ddap_theta_at_start", n, torch::kFloat32));
-      if (with_moments) {
-        auto& m = moments[static_cast<std::size_t>(r)];
-        m = merged_moments + (m - c.tensor(group + "/ddap_moments_at_start", 2 * n, torch::kFloat32));
-        m.narrow(0, n, n).clamp_min_(0);
-      }
+    at::Tensor m = flat_moments(adam);
+    if (merged_moments.defined()) {
+      m = merged_moments + (m - c.tensor(group + "/ddap_moments_at_start", 2 * n, torch::kFloat32));
+      m.narrow(0, n, n).clamp_min_(0);
     }
-    d.anchor = next;
-    d.last_merge_applied_for = started_at;
-    ++d.merges;
-  }
+    return m;
+  };
+  const int count = static_cast<int>(ranks);
 
-  bool diverged = false;  // 2. a merge of the replicas
-  for (const auto& t : theta) diverged = diverged || !t.equal(d.anchor);
+  // 2. A merge of the replicas, unless every one is the anchor.
+  bool diverged = false;
+  const at::Tensor anchor = d.anchor;
+  const at::Tensor merged = merged_delta(
+      count,
+      [&](int r) {
+        const at::Tensor theta = replica(r);
+        diverged = diverged || !theta.equal(anchor);
+        return theta - anchor;
+      },
+      rule);
   if (diverged) {
-    std::vector<at::Tensor> deltas;
-    deltas.reserve(theta.size());
-    for (const auto& t : theta) deltas.push_back(t - d.anchor);
-    d.anchor = next_anchor(d.anchor, merged_delta(deltas, rule), rule, d.momentum);
+    d.anchor = next_anchor(anchor, merged, rule, d.momentum);
     d.last_merge_applied_for = d.last_step;
     ++d.merges;
   }
 
-  at::Tensor mean = torch::zeros_like(moments.front());  // 3. the moments' mean
-  for (const auto& m : moments) mean += m;
+  // 3. The moments' mean.
+  at::Tensor mean = replica_moments(0);
+  for (int r = 1; r < count; ++r) mean += replica_moments(r);
   mean /= static_cast<double>(ranks);
   return {d.anchor.clone(), adam_from_flat(mean, model, std::move(steps)), d};
 }

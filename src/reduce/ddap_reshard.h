@@ -30,7 +30,8 @@ struct DdapResume {
   DdapState state;  // no merge in flight
 };
 
-// Reads every replica of `checkpoint` (host memory for all of them at once).
+// Reads every replica of `checkpoint`, one at a time (TIES reads each twice),
+// so host memory holds one replica and the sums whatever the world size.
 // Throws CheckpointError naming what is missing or inconsistent.
 DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& checkpoint, const model::LanguageModel& model,
                                      const MergeRule& rule);

@@ -38,16 +38,23 @@ at::Tensor merged_delta(const at::Tensor& delta, const MergeRule& rule, comm::Co
   return disjoint_mean(agreeing, count);
 }
 
-at::Tensor merged_delta(const std::vector<at::Tensor>& deltas, const MergeRule& rule) {
-  at::Tensor total = torch::zeros_like(deltas.front());
-  for (const auto& delta : deltas) total += delta;
-  if (rule.kind != config::MergeKind::kTies) return total / static_cast<double>(deltas.size());
+at::Tensor merged_delta(int ranks, const std::function<at::Tensor(int)>& delta, const MergeRule& rule) {
+  // Every sum starts from zeros, as the reference does (0 + -0 is +0).
+  at::Tensor total;
+  for (int r = 0; r < ranks; ++r) {
+    const at::Tensor d = delta(r);
+    if (r == 0) total = torch::zeros_like(d);
+    total += d;
+  }
+  if (rule.kind != config::MergeKind::kTies) return total / static_cast<double>(ranks);
   const at::Tensor elected = torch::sign(total);
   at::Tensor agreeing = torch::zeros_like(total);
   at::Tensor count = torch::zeros_like(total);
-  for (const auto& delta : deltas) {
-    const at::Tensor agrees = agrees_with(delta, elected);
-    agreeing += torch::where(agrees, delta, torch::zeros_like(delta));
+  total = at::Tensor();
+  for (int r = 0; r < ranks; ++r) {
+    const at::Tensor d = delta(r);
+    const at::Tensor agrees = agrees_with(d, elected);
+    agreeing += torch::where(agrees, d, torch::zeros_like(d));
     count += agrees.to(torch::kFloat32);
   }
   return disjoint_mean(agreeing, count);

@@ -11,7 +11,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <vector>
+#include <functional>
 
 #include "comm/communicator.h"
 #include "config/experiment.h"
@@ -32,10 +32,12 @@ struct MergeRule {
 // every rank must call it with the same rule. ties takes three allreduces
 // (the sum of Δ, then the sum of agreeing Δ and the agreeing counts).
 at::Tensor merged_delta(const at::Tensor& delta, const MergeRule& rule, comm::Communicator& comm);
-// The same M from every rank's Δ at hand, in rank order (a checkpoint's
-// replicas, merged when it resumes at another world size). Sums run in rank
-// order, so the result can differ from the collective's in the last bits.
-at::Tensor merged_delta(const std::vector<at::Tensor>& deltas, const MergeRule& rule);
+// The same M from the Δ of `ranks` ranks that `delta(r)` produces one at a
+// time (a checkpoint's replicas, merged when it resumes at another world
+// size), holding one Δ at a time besides the sums; ties asks for each twice.
+// Sums run in rank order, so the result can differ from the collective's in
+// the last bits.
+at::Tensor merged_delta(int ranks, const std::function<at::Tensor(int)>& delta, const MergeRule& rule);
 
 // The new anchor from the old one and M; updates the diloco momentum in place.
 at::Tensor next_anchor(const at::Tensor& anchor, const at::Tensor& merged, const MergeRule& rule, at::Tensor& momentum);

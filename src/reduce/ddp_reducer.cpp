@@ -175,10 +175,10 @@ void DdpReducer::after_optimizer_step(std::int64_t step, bool /*epoch_end*/) {
 void DdpReducer::save(ckpt::Snapshot& snapshot) {
   if (shard_) {
     // The same layout as without ZeRO-1: the shards gathered whole on rank 0.
-    const optim::AdamState whole = shard_->gather(comm_);
+    optim::AdamState whole = shard_->gather(comm_);
     if (control_.rank() == 0) {
       ckpt::add_parameters(snapshot, "model", model_);
-      add_adam_state(snapshot, "optimizer", whole, model_);
+      add_adam_state(snapshot, "optimizer", std::move(whole), model_);
     }
     return;
   }

@@ -8,17 +8,37 @@ namespace hpctrain::reduce {
 
 std::string ddap_replica_group(int rank) { return fmt::format("replicas/rank-{:05}", rank); }
 
-void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, const optim::AdamState& adam,
-                    const model::LanguageModel& model) {
+namespace {
+
+// A host tensor the snapshot can own: `t` itself when it is one nobody else
+// may change (`owned`), else a copy.
+at::Tensor host(at::Tensor t, bool owned) {
+  if (owned && t.is_cpu() && t.is_contiguous()) return t;
+  return t.to(torch::kCPU).contiguous().clone();
+}
+
+void add_adam_tensors(ckpt::Snapshot& snapshot, const std::string& group, const optim::AdamState& adam,
+                      const model::LanguageModel& model, bool owned) {
   std::size_t i = 0;
   for (const auto& item : model.named_parameters()) {
-    snapshot.tensors.emplace_back(group + "/exp_avg/" + item.key(),
-                                  adam.exp_avg[i].to(torch::kCPU).contiguous().clone());
-    snapshot.tensors.emplace_back(group + "/exp_avg_sq/" + item.key(),
-                                  adam.exp_avg_sq[i].to(torch::kCPU).contiguous().clone());
+    snapshot.tensors.emplace_back(group + "/exp_avg/" + item.key(), host(adam.exp_avg[i], owned));
+    snapshot.tensors.emplace_back(group + "/exp_avg_sq/" + item.key(), host(adam.exp_avg_sq[i], owned));
     snapshot.tensors.emplace_back(group + "/step/" + item.key(), torch::full({1}, adam.steps[i], torch::kInt64));
     ++i;
   }
+}
+
+}  // namespace
+
+void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, const optim::AdamState& adam,
+                    const model::LanguageModel& model) {
+  add_adam_tensors(snapshot, group, adam, model, false);
+}
+
+void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, optim::AdamState&& adam,
+                    const model::LanguageModel& model) {
+  add_adam_tensors(snapshot, group, adam, model, true);
+  adam = optim::AdamState();
 }
 
 optim::AdamState read_adam_state(const ckpt::CheckpointReader& checkpoint, const std::string& group,

@@ -26,6 +26,10 @@ void load_replica(const ckpt::CheckpointReader& checkpoint, const std::string& m
 // Host copies of AdamW's state under GROUP/{exp_avg,exp_avg_sq,step}/<parameter>.
 void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, const optim::AdamState& adam,
                     const model::LanguageModel& model);
+// The same for a state nobody else holds (ZeRO-1's gathered copy): host
+// tensors move into the snapshot instead of being copied once more.
+void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, optim::AdamState&& adam,
+                    const model::LanguageModel& model);
 optim::AdamState read_adam_state(const ckpt::CheckpointReader& checkpoint, const std::string& group,
                                  const model::LanguageModel& model);
 

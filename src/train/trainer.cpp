@@ -407,7 +407,8 @@ TrainSummary Trainer::finish(bool stopped) {
       world_.size() == 1 ? "" : "s"));
   Fields fields = {
       {"tokens_per_s", speed}, {"train_s", train_seconds}, {"wall_max_s", static_cast<double>(*max_it) / 1e6}};
-  // Peak resident memory over ranks: what a per-node memory limit sees.
+  // Peak resident memory over ranks: what a per-node memory limit sees. Only
+  // logged: metrics.jsonl stays the same for the same seed and world size.
   const std::int64_t my_peak = runtime::peak_resident_bytes();
   std::vector<std::int64_t> peaks(static_cast<std::size_t>(world_.size()));
   world_.comm().allgather(&my_peak, peaks.data(), 1, comm::DType::kInt64);
@@ -416,7 +417,6 @@ TrainSummary Trainer::finish(bool stopped) {
     log_.line(fmt::format("peak resident memory per rank (VmHWM): max {:.0f} MiB (rank {}), min {:.0f} MiB (rank {})",
                           static_cast<double>(*most) / kMiB, most - peaks.begin(), static_cast<double>(*least) / kMiB,
                           least - peaks.begin()));
-    fields.emplace_back("peak_rss_mib_max", static_cast<double>(*most) / kMiB);
   }
   if (summary.final_eval) {
     const EvalResult& v = *summary.final_eval;

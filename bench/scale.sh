@@ -129,7 +129,7 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set ylabel "MiB"
-set key top left
+set key below
 set xtics rotate by 0
 plot "$work/rows.dat" using 3:xtic(sprintf("%d ranks, %s", \$1, strcol(2))) title "AdamW state", \
      "" using 5 title "peak resident, a training rank", \

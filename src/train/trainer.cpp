@@ -143,6 +143,8 @@ void Trainer::resume_from(const std::filesystem::path& path) {
   step_ = start_step_ = checkpoint.info().step;
   log_.line(fmt::format("resumed from {} at step {} (epoch {}, batch {} of it)", path.string(), step_,
                         checkpoint.integer("epoch", 0), checkpoint.integer("sampler_step", 0)));
+  // What it resumed with, to compare with the run or the file it came from.
+  log_.line(fmt::format("weights sha256 at resume: {}", weights_sha256(*model_)));
   if (const std::int64_t ranks = checkpoint.info().world_size; ranks != world_.size()) {
     log_.line(fmt::format("the checkpoint was written by {} rank{}, this run has {}{}", ranks, ranks == 1 ? "" : "s",
                           world_.size(),

@@ -4,8 +4,8 @@
 # DDAP's replicas belong to the ranks that wrote them, so each part must start
 # from their merge (docs/checkpoints.md, "Other world sizes"). The reference
 # is the checkpoint file read with h5py and merged with numpy by that rule
-# (ddap_merge_reference.py); a run resumed with nothing left to train prints
-# the weights it resumed with as its final hash, which must match bit for bit.
+# (ddap_merge_reference.py); each part logs the hash of the weights it
+# resumed with, which must match bit for bit.
 # The sample order continues where each part stopped: every step 1..12 is
 # logged once, in order, and each part resumes at its batch.
 set -euo pipefail
@@ -26,25 +26,24 @@ run() {  # run RANKS LOG [--set ...]
   mpiexec -n "$ranks" "$hpctrain" train "$experiment" "${common[@]}" "$@" >"$work/$log" 2>&1 ||
     { cat "$work/$log"; echo "FAIL: $log"; exit 1; }
 }
-# resumes_with STEP WRITERS RANKS: the checkpoint of STEP (written by WRITERS
-# ranks) must resume at RANKS ranks with the weights the reference computes.
-resumes_with() {
-  local step=$1 writers=$2 ranks=$3 want got
+run 2 part1.out --set training.stop_after=9
+run 4 part2.out --set training.stop_after=11
+run 1 part3.out
+# resumed_with LOG STEP WRITERS RANKS: the part that resumed the checkpoint of
+# STEP (written by WRITERS ranks) at RANKS ranks started from the weights the
+# reference computes from that file.
+resumed_with() {
+  local log=$work/$1 step=$2 writers=$3 ranks=$4 want got
   want=$(/usr/bin/python3 "$here/ddap_merge_reference.py" "$work/run/checkpoints/step-$(printf %08d "$step").h5")
-  run "$ranks" "check-$step.out" --set "training.steps=$step"
-  grep -q "the checkpoint was written by $writers ranks, this run has $ranks" "$work/check-$step.out" &&
-    grep -q "nothing to train: the checkpoint is at step $step" "$work/check-$step.out" ||
-    { cat "$work/check-$step.out"; echo "FAIL: the run at $ranks ranks did not resume the $writers-rank checkpoint"; exit 1; }
-  got=$(grep -o 'final weights sha256: [0-9a-f]*' "$work/check-$step.out" | cut -d' ' -f4)
+  grep -q "the checkpoint was written by $writers ranks, this run has $ranks" "$log" ||
+    { cat "$log"; echo "FAIL: the run at $ranks ranks did not say it resumed a $writers-rank checkpoint"; exit 1; }
+  got=$(grep -o 'weights sha256 at resume: [0-9a-f]*' "$log" | cut -d' ' -f5)
   [[ $got == "$want" ]] ||
     { echo "FAIL: $writers ranks -> $ranks at step $step resumed with weights $got, the rule gives $want"; exit 1; }
   echo "ok: step $step, $writers ranks -> $ranks: resumed with the merge of the replicas (sha256 $got = h5py + numpy)"
 }
-run 2 part1.out --set training.stop_after=9
-resumes_with 9 2 4
-run 4 part2.out --set training.stop_after=11
-resumes_with 11 4 1
-run 1 part3.out
+resumed_with part2.out 9 2 4
+resumed_with part3.out 11 4 1
 grep -h "^reducer" "$work/part1.out" | sed 's/^/  /'
 for part in "part2.out 9" "part3.out 11"; do
   read -r log step <<<"$part"

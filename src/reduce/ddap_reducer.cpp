@@ -9,26 +9,6 @@
 #include "reduce/weights_broadcast.h"
 
 namespace hpctrain::reduce {
-namespace {
-
-// The optimizer's live moments, first moments then second moments (each in
-// parameter order, the same on every rank): the order the flat vector keeps.
-struct Moments {
-  std::vector<at::Tensor> first;
-  std::vector<at::Tensor> second;
-  [[nodiscard]] std::vector<at::Tensor> in_order() const {
-    std::vector<at::Tensor> all = first;
-    all.insert(all.end(), second.begin(), second.end());
-    return all;
-  }
-};
-
-Moments moments_of(optim::AdamW& optimizer, const model::LanguageModel& model) {
-  optim::AdamState s = optim::adam_state(optimizer, model);
-  return {std::move(s.exp_avg), std::move(s.exp_avg_sq)};
-}
-
-}  // namespace
 
 DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::LanguageModel& model, optim::AdamW& optimizer,
                          comm::Communicator& merges, comm::Communicator& control,
@@ -113,9 +93,9 @@ void DdapReducer::load(const ckpt::CheckpointReader& c) {
   const auto device = model_.parameters().front().device();
   if (c.info().world_size != control_.size()) {  // the replicas belong to other ranks: start from their merge
     DdapResume resume = merge_checkpoint_replicas(c, model_, rule_);
-    unflatten_into_parameters(resume.weights.to(device), model_);
-    optim::restore_adam_state(optimizer_, model_, resume.adam);
     resume.state.anchor = resume.state.anchor.to(device);
+    unflatten_into_parameters(resume.state.anchor, model_);
+    optim::restore_adam_state(optimizer_, model_, resume.adam);
     if (resume.state.momentum.defined()) resume.state.momentum = resume.state.momentum.to(device);
     restore(resume.state);
     return;
@@ -217,7 +197,8 @@ void DdapReducer::restore(const DdapState& state) {
 void DdapReducer::start(std::int64_t step) {
   started_at_ = step;
   theta_at_start_ = flatten_parameters(model_);
-  moments_at_start_ = parallel_.merge_moments ? flatten(moments_of(optimizer_, model_).in_order()) : at::Tensor();
+  moments_at_start_ =
+      parallel_.merge_moments ? flatten(moments_in_order(optim::adam_state(optimizer_, model_))) : at::Tensor();
   auto merge = [delta = theta_at_start_ - anchor_, moments = moments_at_start_, rule = rule_, &comm = comm_]() {
     Merged m{merged_delta(delta, rule, comm), at::Tensor()};
     if (moments.defined()) {
@@ -240,11 +221,11 @@ void DdapReducer::apply() {
   // θ ← anchor + (θ(now) − θ(start)): zero for a blocking merge.
   unflatten_into_parameters(anchor_ + (flatten_parameters(model_) - theta_at_start_), model_);
   if (merged.moments.defined()) {
-    const Moments live = moments_of(optimizer_, model_);
-    const std::vector<at::Tensor> tensors = live.in_order();
+    const optim::AdamState live = optim::adam_state(optimizer_, model_);
+    const std::vector<at::Tensor> tensors = moments_in_order(live);
     at::Tensor moments = merged.moments + (flatten(tensors) - moments_at_start_);
     std::int64_t first = 0;
-    for (const auto& t : live.first) first += t.numel();
+    for (const auto& t : live.exp_avg) first += t.numel();
     moments.narrow(0, first, moments.numel() - first).clamp_min_(0);
     unflatten_into(moments, tensors);
   }

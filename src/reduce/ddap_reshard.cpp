@@ -12,22 +12,12 @@
 namespace hpctrain::reduce {
 namespace {
 
-// AdamW's moments as one flat vector: every first moment, then every second
-// (the order DDAP's merges keep).
-at::Tensor flat_moments(const optim::AdamState& adam) {
-  std::vector<at::Tensor> all = adam.exp_avg;
-  all.insert(all.end(), adam.exp_avg_sq.begin(), adam.exp_avg_sq.end());
-  return flatten(all);
-}
-
 optim::AdamState adam_from_flat(const at::Tensor& moments, const model::LanguageModel& model,
                                 std::vector<std::int64_t> steps) {
   optim::AdamState adam;
   for (const auto& p : model.parameters()) adam.exp_avg.push_back(torch::zeros_like(p, torch::kCPU));
   for (const auto& p : model.parameters()) adam.exp_avg_sq.push_back(torch::zeros_like(p, torch::kCPU));
-  std::vector<at::Tensor> all = adam.exp_avg;
-  all.insert(all.end(), adam.exp_avg_sq.begin(), adam.exp_avg_sq.end());
-  unflatten_into(moments, all);
+  unflatten_into(moments, moments_in_order(adam));
   adam.steps = std::move(steps);
   return adam;
 }
@@ -75,7 +65,7 @@ DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& c, const mode
       throw ckpt::CheckpointError(
           fmt::format("{}: {} has taken other optimizer step counts than rank 0's replica", c.name(), group));
     }
-    at::Tensor m = flat_moments(adam);
+    at::Tensor m = flatten(moments_in_order(adam));
     if (merged_moments.defined()) {
       m = merged_moments + (m - c.tensor(group + "/ddap_moments_at_start", 2 * n, torch::kFloat32));
       m.narrow(0, n, n).clamp_min_(0);
@@ -105,7 +95,7 @@ DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& c, const mode
   at::Tensor mean = replica_moments(0);
   for (int r = 1; r < count; ++r) mean += replica_moments(r);
   mean /= static_cast<double>(ranks);
-  return {d.anchor.clone(), adam_from_flat(mean, model, std::move(steps)), d};
+  return {adam_from_flat(mean, model, std::move(steps)), d};
 }
 
 }  // namespace hpctrain::reduce

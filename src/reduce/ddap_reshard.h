@@ -25,9 +25,8 @@
 namespace hpctrain::reduce {
 
 struct DdapResume {
-  at::Tensor weights;  // flat, every new rank's replica: the anchor
   optim::AdamState adam;
-  DdapState state;  // no merge in flight
+  DdapState state;  // no merge in flight; every new rank's replica is state.anchor
 };
 
 // Reads every replica of `checkpoint`, one at a time (TIES reads each twice),

@@ -41,6 +41,12 @@ void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, optim::A
   adam = optim::AdamState();
 }
 
+std::vector<at::Tensor> moments_in_order(const optim::AdamState& adam) {
+  std::vector<at::Tensor> all = adam.exp_avg;
+  all.insert(all.end(), adam.exp_avg_sq.begin(), adam.exp_avg_sq.end());
+  return all;
+}
+
 optim::AdamState read_adam_state(const ckpt::CheckpointReader& checkpoint, const std::string& group,
                                  const model::LanguageModel& model) {
   optim::AdamState adam;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ckpt/checkpoint.h"
 #include "model/language_model.h"
@@ -30,6 +31,9 @@ void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, const op
 // tensors move into the snapshot instead of being copied once more.
 void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, optim::AdamState&& adam,
                     const model::LanguageModel& model);
+// AdamW's moments in the order DDAP keeps them flat (merges, checkpoints):
+// every first moment, then every second; the tensors themselves, not copies.
+std::vector<at::Tensor> moments_in_order(const optim::AdamState& adam);
 optim::AdamState read_adam_state(const ckpt::CheckpointReader& checkpoint, const std::string& group,
                                  const model::LanguageModel& model);
 

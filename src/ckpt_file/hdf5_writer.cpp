@@ -36,8 +36,10 @@ struct StagedChunk {
 H5Id create_dataset(hid_t file, const std::string& what, const ArrayView& a, std::size_t index,
                     std::vector<StagedChunk>& chunks) {
   const H5TypePair type = h5_type(a.type);
-  std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
-  if (dims.empty()) dims.push_back(1);
+  // A scalar is stored as one element. (Built in one go: growing the vector
+  // here trips a false -Wfree-nonheap-object in GCC 12.)
+  const std::vector<hsize_t> dims =
+      a.shape.empty() ? std::vector<hsize_t>{1} : std::vector<hsize_t>(a.shape.begin(), a.shape.end());
   std::int64_t numel = 1;
   for (const hsize_t d : dims) numel *= static_cast<std::int64_t>(d);
   // Fletcher32 needs chunking: chunks of whole rows, about 4 MiB each (at least one element).

@@ -109,7 +109,9 @@ TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ReferenceCheck,
                          ::testing::Values(config::ModelKind::kGpt, config::ModelKind::kBert, config::ModelKind::kMlp),
-                         [](const auto& info) { return std::string(config::name_of(info.param)); });
+                         [](const ::testing::TestParamInfo<config::ModelKind>& model) {
+                           return std::string(config::name_of(model.param));
+                         });
 
 }  // namespace
 }  // namespace hpctrain::testing

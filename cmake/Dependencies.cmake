@@ -45,7 +45,20 @@ if(HPCTRAIN_WITH_NCCL)
   if(CUDAToolkit_FOUND)
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include)
     find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib)
+    if(NCCL_INCLUDE_DIR)
+      # NCCL >= 2.14.3 for non-blocking communicators (start-up under a timeout).
+      file(STRINGS ${NCCL_INCLUDE_DIR}/nccl.h nccl_version_lines REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")
+      string(REGEX REPLACE ".*NCCL_MAJOR ([0-9]+).*NCCL_MINOR ([0-9]+).*NCCL_PATCH ([0-9]+).*" "\\1.\\2.\\3"
+                           HPCTRAIN_NCCL_VERSION "${nccl_version_lines}")
+      if(HPCTRAIN_NCCL_VERSION VERSION_LESS 2.14.3)
+        message(WARNING "hpctrain: ${NCCL_INCLUDE_DIR}/nccl.h is NCCL ${HPCTRAIN_NCCL_VERSION}; the NCCL backend needs "
+                        "2.14.3 or newer (non-blocking communicators) and is left out")
+        set(NCCL_LIBRARY NCCL_LIBRARY-NOTFOUND)
+      endif()
+    endif()
     if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      message(STATUS "hpctrain: NCCL ${HPCTRAIN_NCCL_VERSION} (${NCCL_LIBRARY}), CUDA ${CUDAToolkit_VERSION} "
+                     "(${CUDAToolkit_LIBRARY_DIR})")
       add_library(hpctrain_nccl INTERFACE)
       target_include_directories(hpctrain_nccl SYSTEM INTERFACE ${NCCL_INCLUDE_DIR})
       target_include_directories(hpctrain_nccl SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
@@ -57,6 +70,7 @@ if(HPCTRAIN_WITH_NCCL)
   endif()
 endif()
 message(STATUS "hpctrain: NCCL backend ${HPCTRAIN_HAVE_NCCL}")
+include(${CMAKE_CURRENT_LIST_DIR}/TorchCudaChecks.cmake)
 
 # Every LibTorch-using library links through this, which also shares one
 # precompiled <torch/torch.h> so the heavy header is parsed once per build.

@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
   doctor->add_option("--timeout", timeout_s, "collective timeout in seconds")->check(CLI::PositiveNumber);
   doctor->add_option("--min-bytes", doctor_options.min_bytes, "smallest allreduce size")->check(CLI::PositiveNumber);
   doctor->add_option("--max-bytes", doctor_options.max_bytes, "largest allreduce size")->check(CLI::PositiveNumber);
-  doctor->add_flag("--no-bandwidth", no_bandwidth, "skip the allreduce bandwidth table");
+  doctor->add_flag("--no-bandwidth", no_bandwidth, "skip the allreduce bandwidth tables");
+  doctor->add_flag("--nccl", doctor_options.nccl,
+                   "also build the NCCL communicator as GPU training does: each rank's GPU, the libraries, busbw");
   std::map<std::string, hpctrain::comm::WaitStrategy> wait_names;
   for (const auto strategy : hpctrain::comm::kWaitStrategies)
     wait_names[hpctrain::comm::to_string(strategy)] = strategy;

@@ -10,6 +10,10 @@
 #include "comm/allreduce_bandwidth.h"
 #include "comm/consensus.h"
 #include "comm/world.h"
+#ifdef HPCTRAIN_HAVE_NCCL
+#include "comm/cuda_bandwidth_buffer.h"
+#include "comm/nccl_communicator.h"
+#endif
 #include "runtime/blas.h"
 #include "runtime/threads.h"
 
@@ -62,9 +66,9 @@ void print_summary(const comm::World& world, const runtime::ThreadPlan& plan, co
     fmt::print("  WARNING    LibTorch is not on OpenBLAS: expect ~30x slower matmuls (run env/setup.sh)\n");
 }
 
-void print_bandwidth(const std::vector<comm::BandwidthRow>& rows, int ranks) {
-  fmt::print("\n# allreduce, fp32 sum, in place, {} rank{}; time = mean per op on the slowest rank\n", ranks,
-             ranks == 1 ? "" : "s");
+void print_bandwidth(const std::vector<comm::BandwidthRow>& rows, int ranks, const char* backend) {
+  fmt::print("\n# allreduce over {}, fp32 sum, in place, {} rank{}; time = mean per op on the slowest rank\n", backend,
+             ranks, ranks == 1 ? "" : "s");
   fmt::print("# algbw = size / time; busbw = algbw * 2(n-1)/n (nccl-tests definitions); GB/s = 1e9 B/s\n");
   fmt::print("#{:>11} {:>10} {:>6} {:>11} {:>10} {:>10} {:>7}\n", "size(B)", "count", "iters", "time(us)", "algbw",
              "busbw", "#wrong");
@@ -72,6 +76,42 @@ void print_bandwidth(const std::vector<comm::BandwidthRow>& rows, int ranks) {
     fmt::print(" {:>11} {:>10} {:>6} {:>11.1f} {:>10.3f} {:>10.3f} {:>7}\n", r.bytes, r.count, r.iterations,
                r.seconds * 1e6, r.algbw, r.busbw, r.wrong);
   }
+}
+
+std::size_t wrong_elements(const std::vector<comm::BandwidthRow>& rows) {
+  std::size_t wrong = 0;
+  for (const auto& r : rows) wrong += r.wrong;
+  return wrong;
+}
+
+// The NCCL section: built exactly as training builds its communicator, so a
+// node whose GPUs or libraries are missing fails here the same way.
+void check_nccl(comm::World& world, const DoctorOptions& options) {
+#ifdef HPCTRAIN_HAVE_NCCL
+  comm::NcclCommunicator nccl(world);
+  const auto devices = comm::allgather_strings(
+      world.comm(), fmt::format("{}:{}", world.hosts()[static_cast<std::size_t>(world.rank())], nccl.cuda_device()),
+      512);
+  if (world.rank() == 0) {
+    fmt::print("\n  nccl       {}\n", handles::describe(*nccl.api()));
+    for (int r = 0; r < world.size(); ++r)
+      fmt::print("  gpu        rank {}: {}\n", r, devices[static_cast<std::size_t>(r)]);
+    (void)std::fflush(stdout);
+  }
+  if (!options.bandwidth) return;
+  const auto buffer = comm::cuda_bandwidth_buffer(nccl.api(), options.max_bytes);
+  const auto rows = comm::measure_allreduce(nccl, *buffer, options.min_bytes, options.max_bytes);
+  if (world.rank() == 0) print_bandwidth(rows, world.size(), "nccl");
+  if (const std::size_t wrong = wrong_elements(rows); wrong != 0) {
+    throw comm::BootstrapError(fmt::format("allreduce over NCCL produced {} wrong elements", wrong));
+  }
+#else
+  (void)world;
+  (void)options;
+  throw comm::BootstrapError(
+      "--nccl: this hpctrain was built without the NCCL backend (CUDA and NCCL were not found, or "
+      "-DHPCTRAIN_WITH_NCCL=OFF)");
+#endif
 }
 
 }  // namespace
@@ -93,12 +133,14 @@ void run_doctor(const DoctorOptions& options) {
     (void)std::fflush(stdout);
   }
   if (options.bandwidth) {
-    const auto rows = comm::measure_allreduce(world.comm(), options.min_bytes, options.max_bytes);
-    if (world.rank() == 0) print_bandwidth(rows, world.size());
-    std::size_t wrong = 0;
-    for (const auto& r : rows) wrong += r.wrong;
-    if (wrong != 0) throw comm::BootstrapError(fmt::format("allreduce produced {} wrong elements", wrong));
+    const auto buffer = comm::host_bandwidth_buffer(options.max_bytes);
+    const auto rows = comm::measure_allreduce(world.comm(), *buffer, options.min_bytes, options.max_bytes);
+    if (world.rank() == 0) print_bandwidth(rows, world.size(), "mpi");
+    if (const std::size_t wrong = wrong_elements(rows); wrong != 0) {
+      throw comm::BootstrapError(fmt::format("allreduce produced {} wrong elements", wrong));
+    }
   }
+  if (options.nccl) check_nccl(world, options);
   world.comm().barrier();
 }
 

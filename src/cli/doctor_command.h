@@ -1,6 +1,6 @@
 // `hpctrain doctor`: bootstraps exactly as training would, prints what was
 // resolved (ranks, hosts, head node, interface, backend, threads, BLAS), then
-// measures allreduce bandwidth.
+// measures allreduce bandwidth over MPI and, with --nccl, over NCCL.
 #pragma once
 
 #include <chrono>
@@ -16,6 +16,9 @@ struct DoctorOptions {
   std::size_t min_bytes = std::size_t{4} << 10;
   std::size_t max_bytes = std::size_t{64} << 20;
   bool bandwidth = true;
+  // Also build the NCCL communicator as training on GPUs would, print each
+  // rank's GPU and the libraries, and measure allreduce over NCCL.
+  bool nccl = false;
 };
 
 void run_doctor(const DoctorOptions& options);

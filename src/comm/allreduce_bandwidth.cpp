@@ -17,9 +17,31 @@ int iterations_for(std::size_t bytes) {
 
 double bus_bandwidth_factor(int ranks) { return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0; }
 
-std::vector<BandwidthRow> measure_allreduce(Communicator& comm, std::size_t min_bytes, std::size_t max_bytes) {
+namespace {
+
+class HostBuffer final : public BandwidthBuffer {
+ public:
+  explicit HostBuffer(std::size_t bytes) : values_(bytes / sizeof(float)) {}
+  void* data() override { return values_.data(); }
+  void fill(float value, std::size_t count) override { std::fill_n(values_.begin(), count, value); }
+  std::size_t count_wrong(float expected, std::size_t count) override {
+    return static_cast<std::size_t>(std::count_if(values_.begin(), values_.begin() + static_cast<std::ptrdiff_t>(count),
+                                                  [&](float v) { return v != expected; }));
+  }
+
+ private:
+  std::vector<float> values_;
+};
+
+}  // namespace
+
+std::unique_ptr<BandwidthBuffer> host_bandwidth_buffer(std::size_t bytes) {
+  return std::make_unique<HostBuffer>(bytes);
+}
+
+std::vector<BandwidthRow> measure_allreduce(Communicator& comm, BandwidthBuffer& buffer, std::size_t min_bytes,
+                                            std::size_t max_bytes) {
   std::vector<BandwidthRow> rows;
-  std::vector<float> buffer(max_bytes / sizeof(float));
   const int n = comm.size();
   const float expected = static_cast<float>(n) * static_cast<float>(n + 1) / 2.0F;
 
@@ -29,14 +51,12 @@ std::vector<BandwidthRow> measure_allreduce(Communicator& comm, std::size_t min_
     row.count = bytes / sizeof(float);
     row.iterations = iterations_for(bytes);
 
-    std::fill_n(buffer.begin(), row.count, static_cast<float>(comm.rank() + 1));
+    buffer.fill(static_cast<float>(comm.rank() + 1), row.count);
     comm.allreduce(buffer.data(), row.count, DType::kFloat32, ReduceOp::kSum);
-    row.wrong =
-        static_cast<std::size_t>(std::count_if(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(row.count),
-                                               [&](float v) { return v != expected; }));
+    row.wrong = buffer.count_wrong(expected, row.count);
 
     // Zeros stay zeros however often they are reduced in place, so timing never overflows.
-    std::fill_n(buffer.begin(), row.count, 0.0F);
+    buffer.fill(0.0F, row.count);
     comm.allreduce(buffer.data(), row.count, DType::kFloat32, ReduceOp::kSum);  // warm-up
     comm.barrier();
     const auto start = std::chrono::steady_clock::now();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -24,9 +25,25 @@ struct BandwidthRow {
 
 double bus_bandwidth_factor(int ranks);
 
-// Measures fp32 sum allreduce from `min_bytes` to `max_bytes`, doubling. Every
-// size is first verified (each rank contributes rank+1), then timed after a
-// warm-up. Collective: all ranks must call it with the same arguments.
-std::vector<BandwidthRow> measure_allreduce(Communicator& comm, std::size_t min_bytes, std::size_t max_bytes);
+// The fp32 buffer a measurement reduces in: host memory for MPI, device memory
+// for NCCL (comm/cuda_bandwidth_buffer.h).
+class BandwidthBuffer {
+ public:
+  virtual ~BandwidthBuffer() = default;
+  [[nodiscard]] virtual void* data() = 0;
+  // Sets the first `count` elements to `value`.
+  virtual void fill(float value, std::size_t count) = 0;
+  // How many of the first `count` elements differ from `expected`.
+  [[nodiscard]] virtual std::size_t count_wrong(float expected, std::size_t count) = 0;
+};
+
+std::unique_ptr<BandwidthBuffer> host_bandwidth_buffer(std::size_t bytes);
+
+// Measures fp32 sum allreduce from `min_bytes` to `max_bytes`, doubling, in
+// `buffer` (at least `max_bytes`). Every size is first verified (each rank
+// contributes rank+1), then timed after a warm-up. Collective: all ranks must
+// call it with the same arguments.
+std::vector<BandwidthRow> measure_allreduce(Communicator& comm, BandwidthBuffer& buffer, std::size_t min_bytes,
+                                            std::size_t max_bytes);
 
 }  // namespace hpctrain::comm

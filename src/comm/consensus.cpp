@@ -28,19 +28,50 @@ std::string broadcast_string(Communicator& comm, const std::string& value, int r
   return out;
 }
 
+std::string rank_ranges(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    if (j - i >= 2) {
+      out += fmt::format("{}-{}", ranks[i], ranks[j]);
+    } else {
+      for (std::size_t k = i; k <= j; ++k) out += fmt::format("{}{}", k == i ? "" : ", ", ranks[k]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
 void agree_or_throw(Communicator& comm, const std::optional<std::string>& local_error) {
   // A leading marker keeps an error with an empty text distinct from success.
   const auto all = allgather_strings(comm, local_error ? "!" + *local_error : std::string());
-  int failures = 0;
-  std::string first;
+  // Error texts in order of their lowest rank, each with the ranks that saw it.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
   for (int r = 0; r < comm.size(); ++r) {
     const std::string& s = all[static_cast<std::size_t>(r)];
     if (s.empty()) continue;
-    if (failures++ == 0) first = fmt::format("rank {}: {}", r, s.substr(1));
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == s; });
+    if (group == groups.end()) group = groups.insert(groups.end(), {s, {}});
+    group->second.push_back(r);
   }
-  if (failures == 0) return;
-  if (failures > 1) first += fmt::format(" (and {} more rank{})", failures - 1, failures > 2 ? "s" : "");
-  throw BootstrapError(first);
+  if (groups.empty()) return;
+  constexpr std::size_t kShown = 4;  // a thousand ranks with a thousand texts must still give one readable line
+  std::string message;
+  int unshown = 0;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const auto& [text, ranks] = groups[i];
+    if (i >= kShown) {
+      unshown += static_cast<int>(ranks.size());
+      continue;
+    }
+    message += fmt::format("{}rank{} {}: {}", i == 0 ? "" : "; ", ranks.size() == 1 ? "" : "s", rank_ranges(ranks),
+                           text.substr(1));
+  }
+  if (unshown > 0) message += fmt::format(" (and {} more rank{} with other errors)", unshown, unshown == 1 ? "" : "s");
+  throw BootstrapError(message);
 }
 
 }  // namespace hpctrain::comm

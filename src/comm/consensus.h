@@ -6,6 +6,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -23,8 +25,38 @@ std::vector<std::string> allgather_strings(Communicator& comm, const std::string
 // `value` as rank `root` has it, on every rank (length first, then the bytes).
 std::string broadcast_string(Communicator& comm, const std::string& value, int root);
 
-// Throws BootstrapError on every rank when any rank passes an error; the message
-// quotes the lowest failing rank and counts the others.
+// Throws BootstrapError on every rank when any rank passes an error. The one
+// message names every failing rank, grouped by error text in order of the lowest
+// rank ("rank 1: X; ranks 0, 2-3: Y"), at most four texts, then a count.
 void agree_or_throw(Communicator& comm, const std::optional<std::string>& local_error);
+
+// Runs `step` on every rank and turns any rank's exception into the same
+// BootstrapError everywhere, so that no rank goes on into a collective the
+// failed one will never enter. Returns what `step` returned.
+template <typename Step>
+auto on_all_ranks(Communicator& comm, Step&& step) {
+  using Result = decltype(step());
+  std::optional<std::string> error;
+  if constexpr (std::is_void_v<Result>) {
+    try {
+      step();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    agree_or_throw(comm, error);
+  } else {
+    std::optional<Result> result;
+    try {
+      result.emplace(step());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    agree_or_throw(comm, error);
+    return std::move(*result);
+  }
+}
+
+// "0, 2-4, 7": ranks in ascending order, runs of three or more as ranges.
+std::string rank_ranges(std::vector<int> ranks);
 
 }  // namespace hpctrain::comm

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string>
 #include <thread>
+
+#include "cluster/gpu_placement.h"
+#include "comm/consensus.h"
 
 namespace hpctrain::comm {
 namespace {
@@ -43,8 +48,7 @@ class NcclWork final : public Work {
       return true;
     }
     if (state != cudaErrorNotReady) abort_job(api_->get_error_string(state));
-    ncclResult_t async_error = ncclSuccess;
-    api_->nccl_comm_get_async_error(nccl_->get(), &async_error);
+    const ncclResult_t async_error = nccl_->state();
     if (async_error != ncclSuccess && async_error != ncclInProgress) {
       abort_job(api_->nccl_get_error_string(async_error));
     }
@@ -58,8 +62,9 @@ class NcclWork final : public Work {
 
  private:
   [[noreturn]] void abort_job(const std::string& error) {
-    nccl_->abort();  // frees the device from the hung kernel before the job ends
-    roll_call_->fail(seq_, what_, started_, error);
+    // The report first: should the abort hang, it is already out. The abort
+    // then frees the device from the hung kernel before the job ends.
+    roll_call_->fail(seq_, what_, started_, error, [nccl = nccl_] { nccl->abort(); });
   }
 
   handles::CudaNcclApiPtr api_;
@@ -72,33 +77,82 @@ class NcclWork final : public Work {
   bool finished_ = false;
 };
 
+// Step 1 of start-up on this rank (see the header): this rank's GPU, from the
+// GPUs it sees and the ranks on its node.
+int select_device(const handles::CudaNcclApi& api, const World& world) {
+  // Read before any thread of this communicator exists.
+  if (const char* failing = std::getenv("HPCTRAIN_TEST_FAIL_CUDA_DEVICE");  // NOLINT(concurrency-mt-unsafe)
+      failing != nullptr && std::string(failing) == std::to_string(world.rank())) {
+    throw handles::CudaError("device selection failed: injected by HPCTRAIN_TEST_FAIL_CUDA_DEVICE");
+  }
+  int visible = 0;
+  handles::check_cuda(api, api.get_device_count(&visible), "cudaGetDeviceCount");
+  const char* cuda_visible = std::getenv("CUDA_VISIBLE_DEVICES");  // NOLINT(concurrency-mt-unsafe): as above
+  const int device = cluster::gpu_for_local_rank(
+      {world.hosts()[static_cast<std::size_t>(world.rank())], world.local_rank(), world.local_size()}, visible,
+      cuda_visible != nullptr ? cuda_visible : "");
+  handles::check_cuda(api, api.set_device(device), fmt::format("cudaSetDevice({})", device));
+  return device;
+}
+
 }  // namespace
 
-NcclCommunicator::NcclCommunicator(MPI_Comm parent, int cuda_device, std::chrono::milliseconds timeout)
-    : device_(cuda_device),
-      api_(handles::load_cuda_nccl()),
-      roll_call_(std::make_shared<RollCall>(parent, timeout, "nccl")) {
-  handles::check_mpi(MPI_Comm_rank(parent, &rank_), "MPI_Comm_rank");
-  handles::check_mpi(MPI_Comm_size(parent, &size_), "MPI_Comm_size");
-  handles::check_cuda(*api_, api_->set_device(device_), fmt::format("cudaSetDevice({})", device_));
+NcclCommunicator::NcclCommunicator(World& world, cudaStream_t compute_stream)
+    : rank_(world.rank()), size_(world.size()), timeout_(world.collective_timeout()), compute_stream_(compute_stream) {
+  // 1. What can fail on one rank alone, agreed before any rank waits on another.
+  on_all_ranks(world.comm(), [&] {
+    api_ = handles::load_cuda_nccl();
+    device_ = select_device(*api_, world);
+    stream_ = std::make_unique<handles::CudaStream>(api_);
+    ready_ = std::make_unique<handles::CudaEvent>(api_);
+    barrier_word_ = std::make_unique<handles::CudaBuffer>(api_, sizeof(float));
+  });
+  // 2. Rank 0's unique id, by MPI under the collective timeout.
   ncclUniqueId id{};
-  if (rank_ == 0) handles::check_nccl(*api_, api_->nccl_get_unique_id(&id), "ncclGetUniqueId");
-  handles::check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, parent), "MPI_Bcast(ncclUniqueId)");
-  stream_ = std::make_unique<handles::CudaStream>(api_);
-  ready_ = std::make_unique<handles::CudaEvent>(api_);
-  barrier_word_ = std::make_unique<handles::CudaBuffer>(api_, sizeof(float));
-  nccl_ = std::make_shared<handles::NcclComm>(api_, size_, id, rank_);
+  on_all_ranks(world.comm(), [&] {
+    if (rank_ == 0) handles::check_nccl(*api_, api_->nccl_get_unique_id(&id), "ncclGetUniqueId");
+  });
+  world.comm().broadcast(&id, sizeof id, DType::kUInt8, 0);
+  // 3. The communicator, polled under the timeout: it is collective #1 of the roll call.
+  roll_call_ = std::make_shared<RollCall>(world.mpi_comm(), timeout_, "nccl");
+  const std::uint64_t seq = roll_call_->arrive();
+  const Clock::time_point started = Clock::now();
+  try {
+    nccl_ = std::make_shared<handles::NcclComm>(api_, size_, id, rank_, timeout_);
+  } catch (const handles::CudaError& e) {
+    fail(seq, "ncclCommInitRankConfig", started, e.what());
+  }
+  settle(seq, "ncclCommInitRankConfig", ncclInProgress);
+}
+
+void NcclCommunicator::settle(std::uint64_t seq, const std::string& what, ncclResult_t rc) {
+  const Clock::time_point started = Clock::now();
+  while (rc == ncclInProgress) {
+    roll_call_->poll();
+    if (roll_call_->expired(started)) fail(seq, what, started, {});
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    rc = nccl_->state();
+  }
+  if (rc != ncclSuccess) fail(seq, what, started, api_->nccl_get_error_string(rc));
+}
+
+void NcclCommunicator::fail(std::uint64_t seq, const std::string& what, Clock::time_point started,
+                            const std::string& error) {
+  std::shared_ptr<handles::NcclComm> nccl = nccl_;
+  roll_call_->fail(seq, what, started, error, [nccl] {
+    if (nccl) nccl->abort();
+  });
 }
 
 NcclCommunicator::~NcclCommunicator() {
   if (stream_) api_->stream_synchronize(stream_->get());
 }
 
-void NcclCommunicator::order_after_default_stream() {
+void NcclCommunicator::order_after_compute() {
   // Any thread may issue (DDP's communication thread among them), and a new
   // thread's current device is 0, not this rank's.
   handles::check_cuda(*api_, api_->set_device(device_), fmt::format("cudaSetDevice({})", device_));
-  handles::check_cuda(*api_, api_->event_record(ready_->get(), cudaStreamLegacy), "cudaEventRecord(default stream)");
+  handles::check_cuda(*api_, api_->event_record(ready_->get(), compute_stream_), "cudaEventRecord(compute stream)");
   handles::check_cuda(*api_, api_->stream_wait_event(stream_->get(), ready_->get(), 0), "cudaStreamWaitEvent");
 }
 
@@ -109,28 +163,25 @@ WorkPtr NcclCommunicator::finish(std::uint64_t seq, std::string what) {
 WorkPtr NcclCommunicator::allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) {
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("allreduce({} {}, {} elements)", to_string(dtype), to_string(op), count);
-  order_after_default_stream();
-  handles::check_nccl(
-      *api_, api_->nccl_all_reduce(data, data, count, nccl_type(dtype), nccl_op(op), nccl_->get(), stream_->get()),
-      what);
+  order_after_compute();
+  settle(seq, what,
+         api_->nccl_all_reduce(data, data, count, nccl_type(dtype), nccl_op(op), nccl_->get(), stream_->get()));
   return finish(seq, std::move(what));
 }
 
 WorkPtr NcclCommunicator::broadcast_async(void* data, std::size_t count, DType dtype, int root) {
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("broadcast({}, {} elements, root {})", to_string(dtype), count, root);
-  order_after_default_stream();
-  handles::check_nccl(
-      *api_, api_->nccl_broadcast(data, data, count, nccl_type(dtype), root, nccl_->get(), stream_->get()), what);
+  order_after_compute();
+  settle(seq, what, api_->nccl_broadcast(data, data, count, nccl_type(dtype), root, nccl_->get(), stream_->get()));
   return finish(seq, std::move(what));
 }
 
 WorkPtr NcclCommunicator::allgather_async(const void* send, void* recv, std::size_t count, DType dtype) {
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("allgather({}, {} elements per rank)", to_string(dtype), count);
-  order_after_default_stream();
-  handles::check_nccl(*api_, api_->nccl_all_gather(send, recv, count, nccl_type(dtype), nccl_->get(), stream_->get()),
-                      what);
+  order_after_compute();
+  settle(seq, what, api_->nccl_all_gather(send, recv, count, nccl_type(dtype), nccl_->get(), stream_->get()));
   return finish(seq, std::move(what));
 }
 
@@ -138,20 +189,18 @@ WorkPtr NcclCommunicator::reduce_scatter_async(const void* send, void* recv, std
                                                ReduceOp op) {
   const std::uint64_t seq = roll_call_->arrive();
   std::string what = fmt::format("reduce_scatter({} {}, {} elements per rank)", to_string(dtype), to_string(op), count);
-  order_after_default_stream();
-  handles::check_nccl(
-      *api_, api_->nccl_reduce_scatter(send, recv, count, nccl_type(dtype), nccl_op(op), nccl_->get(), stream_->get()),
-      what);
+  order_after_compute();
+  settle(seq, what,
+         api_->nccl_reduce_scatter(send, recv, count, nccl_type(dtype), nccl_op(op), nccl_->get(), stream_->get()));
   return finish(seq, std::move(what));
 }
 
 WorkPtr NcclCommunicator::barrier_async() {
   const std::uint64_t seq = roll_call_->arrive();
-  order_after_default_stream();
-  handles::check_nccl(*api_,
-                      api_->nccl_all_reduce(barrier_word_->get(), barrier_word_->get(), 1, ncclFloat32, ncclSum,
-                                            nccl_->get(), stream_->get()),
-                      "barrier");
+  order_after_compute();
+  settle(seq, "barrier",
+         api_->nccl_all_reduce(barrier_word_->get(), barrier_word_->get(), 1, ncclFloat32, ncclSum, nccl_->get(),
+                               stream_->get()));
   return finish(seq, "barrier");
 }
 

@@ -1,14 +1,30 @@
 // The NCCL backend: collectives on GPU buffers, on a stream of its own. The
-// communicator is built over MPI (rank 0's ncclUniqueId travels by MPI_Bcast),
-// and MPI also carries the roll call that names missing ranks on a timeout.
+// communicator is built over MPI (rank 0's ncclUniqueId travels by MPI), and
+// MPI also carries the roll call that names missing ranks on a timeout.
 //
 // libnccl and libcudart are opened when the first NcclCommunicator is made
 // (handles/cuda_nccl_api.h), so a CPU run never needs them.
 //
+// Start-up cannot hang:
+//  1. every step that can fail on one rank alone (opening the libraries,
+//     choosing this rank's GPU, creating its stream) runs first, and the ranks
+//     agree on the outcome over MPI before any of them waits on another: a
+//     failure stops every rank with one message naming the failed ranks;
+//  2. the unique id travels by the world's MPI communicator, under its timeout;
+//  3. the communicator is created in NCCL's non-blocking mode and polled under
+//     the collective timeout, which, when it runs out, names the ranks that
+//     never arrived and ends the job.
+// Every later call may also return ncclInProgress in that mode: it is polled
+// the same way until its work is queued, and only then is its completion
+// event recorded.
+//
 // Ordering: each operation first waits (on the device, not the host) for the
-// work already queued on the legacy default stream, which is where LibTorch
-// puts the backward pass unless told otherwise. The gradients are then ready
-// when NCCL reads them, without LibTorch's CUDA build being needed here.
+// work already queued on the compute stream, the stream LibTorch computes on
+// (its current stream when the reducer was built; the reducer passes it in, so
+// this layer needs no LibTorch). The gradients are then ready when NCCL reads them.
+//
+// Testing without a GPU: HPCTRAIN_TEST_FAIL_CUDA_DEVICE=<rank> makes that
+// rank's device selection fail (step 1) as a missing or broken GPU would.
 #pragma once
 
 #include <mpi.h>
@@ -18,13 +34,17 @@
 
 #include "comm/communicator.h"
 #include "comm/roll_call.h"
+#include "comm/world.h"
 #include "handles/cuda_nccl.h"
 
 namespace hpctrain::comm {
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(MPI_Comm parent, int cuda_device, std::chrono::milliseconds timeout);
+  // Collective over `world`: every rank calls it. Throws comm::BootstrapError on
+  // every rank when step 1 fails on any. `compute_stream`: see Ordering above;
+  // the legacy default stream is where LibTorch computes unless told otherwise.
+  explicit NcclCommunicator(World& world, cudaStream_t compute_stream = cudaStreamLegacy);
   ~NcclCommunicator() override;
 
   [[nodiscard]] int rank() const override { return rank_; }
@@ -32,6 +52,9 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] const char* backend() const override { return "nccl"; }
   [[nodiscard]] Device device() const override { return Device::kCuda; }
   [[nodiscard]] std::string wait_strategy() const override { return "cudaEventQuery, 20 us sleeps"; }
+  // The GPU this rank drives, and the libraries it drives it with.
+  [[nodiscard]] int cuda_device() const { return device_; }
+  [[nodiscard]] const handles::CudaNcclApiPtr& api() const { return api_; }
 
   WorkPtr allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) override;
   WorkPtr broadcast_async(void* data, std::size_t count, DType dtype, int root) override;
@@ -40,13 +63,20 @@ class NcclCommunicator final : public Communicator {
   WorkPtr barrier_async() override;
 
  private:
-  // Makes the communication stream wait for work queued on the default stream.
-  void order_after_default_stream();
+  // Makes the communication stream wait for the work queued on the compute stream.
+  void order_after_compute();
+  // Waits, under the timeout, until the call that returned `rc` has done its
+  // part (created the communicator, or queued a collective); any error ends the job.
+  void settle(std::uint64_t seq, const std::string& what, ncclResult_t rc);
+  [[noreturn]] void fail(std::uint64_t seq, const std::string& what, Clock::time_point started,
+                         const std::string& error);
   WorkPtr finish(std::uint64_t seq, std::string what);
 
   int rank_ = 0;
   int size_ = 1;
   int device_ = 0;
+  std::chrono::milliseconds timeout_;
+  cudaStream_t compute_stream_;
   handles::CudaNcclApiPtr api_;  // the libraries, opened at run time; outlives the handles below
   std::shared_ptr<RollCall> roll_call_;
   std::unique_ptr<handles::CudaStream> stream_;

@@ -146,7 +146,8 @@ std::vector<int> RollCall::missing_for(std::uint64_t seq, std::vector<std::pair<
   return missing;
 }
 
-void RollCall::fail(std::uint64_t seq, const std::string& what, Clock::time_point started, const std::string& error) {
+void RollCall::fail(std::uint64_t seq, const std::string& what, Clock::time_point started, const std::string& error,
+                    const std::function<void()>& before_abort) {
   const double waited = std::chrono::duration<double>(Clock::now() - started).count();
   std::string message =
       error.empty()
@@ -205,6 +206,7 @@ void RollCall::fail(std::uint64_t seq, const std::string& what, Clock::time_poin
   (void)std::fprintf(stderr, "%s\n", message.c_str());
   (void)std::fflush(stderr);
   (void)std::fflush(stdout);
+  if (before_abort) before_abort();
   // The launcher forwards stderr through a pipe that MPI_Abort's teardown can
   // close before it is drained: give it a moment, or the one line that says
   // what happened may be lost (seen with mpiexec.hydra on a loaded node).

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -57,9 +58,11 @@ class RollCall {
   [[nodiscard]] bool expired(Clock::time_point started) const { return Clock::now() - started > timeout_; }
 
   // Reports collective `seq` (described by `what`) as timed out, or as failed
-  // with `error`, then ends the job. Never returns.
+  // with `error`, then ends the job. Never returns. `before_abort` runs after
+  // the report is printed and before MPI_Abort (NCCL aborts its communicator
+  // there): should it hang, the report is already out.
   [[noreturn]] void fail(std::uint64_t seq, const std::string& what, Clock::time_point started,
-                         const std::string& error = {});
+                         const std::string& error = {}, const std::function<void()>& before_abort = {});
 
  private:
   // {latest collective entered, number of messages sent so far}

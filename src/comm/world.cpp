@@ -20,19 +20,6 @@ std::string local_hostname() {
   return name;
 }
 
-// Runs `step` on every rank and turns any rank's exception into the same
-// BootstrapError everywhere.
-template <typename Step>
-void on_all_ranks(Communicator& comm, Step&& step) {
-  std::optional<std::string> error;
-  try {
-    step();
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  agree_or_throw(comm, error);
-}
-
 }  // namespace
 
 World::World(const handles::MpiRuntime& runtime, const cluster::Environment& env, const WorldOptions& options)

@@ -4,6 +4,8 @@
 // (HPCTRAIN_HAVE_NCCL). Each owner keeps the libraries open until it is gone.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -60,19 +62,33 @@ class CudaBuffer {
   void* data_ = nullptr;
 };
 
+// A communicator in NCCL's non-blocking mode: creation and every call may
+// return before their work is queued (ncclInProgress), and state() says when
+// it is done, so whoever waits can keep a timeout. A blocking
+// ncclCommInitRank would wait forever for a rank that never comes.
 class NcclComm {
  public:
-  NcclComm(CudaNcclApiPtr api, int size, const ncclUniqueId& id, int rank);
+  // Starts creating this rank's communicator; state() is ncclSuccess once it exists.
+  NcclComm(CudaNcclApiPtr api, int size, const ncclUniqueId& id, int rank, std::chrono::milliseconds teardown_bound);
+  // Finalizes and frees the communicator, waiting at most the teardown bound
+  // for the other ranks before aborting it instead; nothing after abort().
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
   [[nodiscard]] ncclComm_t get() const { return comm_; }
-  // Aborts outstanding work so a hung collective cannot block teardown.
+  // ncclSuccess when creation and every call so far are done (queued, for
+  // collectives); ncclInProgress while one is still going; otherwise the error.
+  [[nodiscard]] ncclResult_t state() const;
+  // Aborts outstanding work so a hung collective cannot block teardown. Safe
+  // from any thread, any number of times: only the first call aborts, and the
+  // handle stays valid for threads still holding it (their calls then fail).
   void abort() noexcept;
 
  private:
   CudaNcclApiPtr api_;
   ncclComm_t comm_ = nullptr;
+  std::chrono::milliseconds teardown_bound_;
+  std::atomic<bool> aborted_{false};
 };
 
 }  // namespace hpctrain::handles

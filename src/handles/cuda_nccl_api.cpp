@@ -24,7 +24,8 @@
 namespace hpctrain::handles {
 namespace {
 
-constexpr int kMinimumNccl = 21000;  // 2.10.0: ncclAvg
+// 2.14.3: non-blocking communicators (ncclCommInitRankConfig, ncclCommFinalize); ncclAvg came in 2.10.
+constexpr int kMinimumNccl = 21403;
 
 // One opened library; closed when the last API copy goes.
 struct Library {
@@ -127,11 +128,13 @@ std::shared_ptr<const CudaNcclApi> load_cuda_nccl() {
   bind(api.event_query, rt, "cudaEventQuery");
   bind(api.device_malloc, rt, "cudaMalloc");
   bind(api.device_free, rt, "cudaFree");
+  bind(api.memcpy, rt, "cudaMemcpy");
   const Library& nccl = owned->nccl;
   bind(api.nccl_get_version, nccl, "ncclGetVersion");
   bind(api.nccl_get_error_string, nccl, "ncclGetErrorString");
   bind(api.nccl_get_unique_id, nccl, "ncclGetUniqueId");
-  bind(api.nccl_comm_init_rank, nccl, "ncclCommInitRank");
+  bind(api.nccl_comm_init_rank_config, nccl, "ncclCommInitRankConfig");
+  bind(api.nccl_comm_finalize, nccl, "ncclCommFinalize");
   bind(api.nccl_comm_destroy, nccl, "ncclCommDestroy");
   bind(api.nccl_comm_abort, nccl, "ncclCommAbort");
   bind(api.nccl_comm_get_async_error, nccl, "ncclCommGetAsyncError");

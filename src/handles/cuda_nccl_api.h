@@ -48,11 +48,13 @@ struct CudaNcclApi {
   // template overloads of cudaMalloc that would make decltype ambiguous.
   cudaError_t (*device_malloc)(void**, size_t) = nullptr;
   decltype(&::cudaFree) device_free = nullptr;
+  cudaError_t (*memcpy)(void*, const void*, size_t, cudaMemcpyKind) = nullptr;
   // NCCL.
   decltype(&::ncclGetVersion) nccl_get_version = nullptr;
   decltype(&::ncclGetErrorString) nccl_get_error_string = nullptr;
   decltype(&::ncclGetUniqueId) nccl_get_unique_id = nullptr;
-  decltype(&::ncclCommInitRank) nccl_comm_init_rank = nullptr;
+  decltype(&::ncclCommInitRankConfig) nccl_comm_init_rank_config = nullptr;
+  decltype(&::ncclCommFinalize) nccl_comm_finalize = nullptr;
   decltype(&::ncclCommDestroy) nccl_comm_destroy = nullptr;
   decltype(&::ncclCommAbort) nccl_comm_abort = nullptr;
   decltype(&::ncclCommGetAsyncError) nccl_comm_get_async_error = nullptr;
@@ -68,8 +70,8 @@ struct CudaNcclApi {
 
 // Opens both libraries and resolves every function above. Throws CudaError
 // naming each place tried and why it failed, a missing function, or an NCCL
-// whose major version differs from the headers' or that predates 2.10
-// (ncclAvg, which the reducers use).
+// whose major version differs from the headers' or that predates 2.14.3
+// (non-blocking communicators, which start-up needs to keep its timeout).
 std::shared_ptr<const CudaNcclApi> load_cuda_nccl();
 
 // "NCCL 2.28.9 (/usr/local/cuda/lib64/libnccl.so.2), CUDA runtime 13.0 (...)".

@@ -1,11 +1,11 @@
 #include "model/gelu_tanh.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <cstdint>
 
+#include "model/autocast_state.h"
 #include "model/vector_exp.h"
 
 namespace hpctrain::model {
@@ -70,7 +70,7 @@ class GeluTanh : public torch::autograd::Function<GeluTanh> {
 }  // namespace
 
 at::Tensor gelu_tanh(const at::Tensor& x) {
-  if (x.is_cpu() && x.scalar_type() == torch::kFloat32 && !at::autocast::is_cpu_enabled()) {
+  if (x.is_cpu() && x.scalar_type() == torch::kFloat32 && !cpu_autocast_enabled()) {
     return GeluTanh::apply(x);
   }
   return torch::gelu(x, "tanh");

@@ -1,7 +1,6 @@
 #include "model/linear_cross_entropy.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/autocast_state.h"
 #include "model/cross_entropy_row.h"
 #include "model/language_model.h"
 
@@ -123,7 +123,7 @@ at::Tensor loss_only(const at::Tensor& hidden, const at::Tensor& weight, const a
 at::Tensor linear_cross_entropy(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& bias,
                                 const at::Tensor& targets, std::int64_t rows_per_block) {
   const bool fused = hidden.is_cpu() && hidden.scalar_type() == torch::kFloat32 &&
-                     weight.scalar_type() == torch::kFloat32 && !at::autocast::is_cpu_enabled();
+                     weight.scalar_type() == torch::kFloat32 && !cpu_autocast_enabled();
   if (!fused) {
     at::Tensor logits = torch::matmul(hidden, weight.t());
     if (bias.defined()) logits = logits + bias;

@@ -1,8 +1,13 @@
 #include "reduce/reducer.h"
 
+#include <fmt/format.h>
+
 #include "comm/mpi_communicator.h"
 #ifdef HPCTRAIN_HAVE_NCCL
 #include "comm/nccl_communicator.h"
+#endif
+#ifdef HPCTRAIN_TORCH_CUDA
+#include <c10/cuda/CUDAStream.h>
 #endif
 #include "reduce/ddap_reducer.h"
 #include "reduce/ddp_reducer.h"
@@ -18,7 +23,19 @@ namespace {
 std::unique_ptr<comm::Communicator> own_communicator(const at::Device& device, comm::World& world, bool separate) {
   if (device.is_cuda()) {
 #ifdef HPCTRAIN_HAVE_NCCL
-    return std::make_unique<comm::NcclCommunicator>(world.mpi_comm(), device.index(), world.collective_timeout());
+#ifdef HPCTRAIN_TORCH_CUDA
+    // The stream this thread computes on now, as LibTorch sees it: NCCL waits for its work.
+    const cudaStream_t compute = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+#else
+    const cudaStream_t compute = cudaStreamLegacy;  // unreachable: a CPU LibTorch puts no model on a GPU
+#endif
+    auto nccl = std::make_unique<comm::NcclCommunicator>(world, compute);
+    // Both pick the GPU by cluster::gpu_for_local_rank; a mismatch would reduce another rank's device memory.
+    if (nccl->cuda_device() != device.index()) {
+      throw std::logic_error(
+          fmt::format("NCCL drives GPU {} but the model is on {}", nccl->cuda_device(), device.str()));
+    }
+    return nccl;
 #else
     throw std::runtime_error(
         "training on a GPU needs the NCCL backend, and this hpctrain was built without it "

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
+
+#include "cluster/gpu_placement.h"
 #include "data/prepare.h"
 
 namespace hpctrain::train {
@@ -15,7 +18,7 @@ runtime::ThreadPlan thread_plan(const config::Experiment& experiment, const clus
   return runtime::plan_threads(env, ranks_on_node);
 }
 
-torch::Device choose_device(config::Device requested, int local_rank) {
+torch::Device choose_device(config::Device requested, const comm::World& world) {
   const bool gpus = torch::cuda::is_available();
   switch (requested) {
     case config::Device::kCpu: return torch::kCPU;
@@ -30,8 +33,24 @@ torch::Device choose_device(config::Device requested, int local_rank) {
       if (!gpus) return torch::kCPU;
       break;
   }
-  const auto count = static_cast<int>(torch::cuda::device_count());
-  return {torch::kCUDA, static_cast<torch::DeviceIndex>(local_rank % count)};
+  const char* visible =
+      std::getenv("CUDA_VISIBLE_DEVICES");  // NOLINT(concurrency-mt-unsafe): before any thread of ours
+  const int index = cluster::gpu_for_local_rank(
+      {world.hosts()[static_cast<std::size_t>(world.rank())], world.local_rank(), world.local_size()},
+      static_cast<int>(torch::cuda::device_count()), visible != nullptr ? visible : "");
+  return {torch::kCUDA, static_cast<torch::DeviceIndex>(index)};
+}
+
+std::string make_gpu_deterministic() {
+  at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
+  at::globalContext().setDeterministicCuDNN(true);
+  at::globalContext().setBenchmarkCuDNN(false);
+  // Read once, here, before any thread of ours or cuBLAS starts.
+  const char* mine = std::getenv("CUBLAS_WORKSPACE_CONFIG");  // NOLINT(concurrency-mt-unsafe)
+  std::string workspace = mine != nullptr ? std::string(mine) + " (set by you)" : std::string(":4096:8");
+  if (mine == nullptr) setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 1);  // NOLINT(concurrency-mt-unsafe)
+  return fmt::format("GPU determinism: deterministic algorithms on, cuDNN autotuning off, CUBLAS_WORKSPACE_CONFIG={}",
+                     workspace);
 }
 
 BatchGeometry batch_geometry(const config::Experiment& e, int ranks) {

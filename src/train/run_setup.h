@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <torch/types.h>
 
@@ -19,8 +20,16 @@ runtime::ThreadPlan thread_plan(const config::Experiment& experiment, const clus
                                 int ranks_on_node);
 
 // training.device: cpu, cuda (the GPU of this rank's local rank), or auto
-// (cuda when LibTorch sees a GPU). Throws for cuda without one.
-torch::Device choose_device(config::Device requested, int local_rank);
+// (cuda when LibTorch sees a GPU). Throws for cuda without one, and for more
+// ranks on a node than GPUs it sees (cluster/gpu_placement.h).
+torch::Device choose_device(config::Device requested, const comm::World& world);
+
+// Bitwise reruns on a GPU, set before the first kernel: LibTorch's
+// deterministic algorithms (an op that has none then throws instead of running
+// nondeterministically), no cuDNN autotuning, and cuBLAS with a fixed workspace
+// (CUBLAS_WORKSPACE_CONFIG=:4096:8, which cuBLAS reads when it starts; a value
+// the user set is kept). Returns what it did, for the log.
+std::string make_gpu_deterministic();
 
 // global = micro * accumulation * ranks.
 struct BatchGeometry {

@@ -8,9 +8,10 @@
 
 #include <fstream>
 
+#include "comm/consensus.h"
 #include "runtime/allocator.h"
+#include "runtime/matmul_peak.h"
 #include "runtime/memory_usage.h"
-#include "runtime/sgemm_peak.h"
 #include "support/text.h"
 #include "train/autocast.h"
 #include "train/generate.h"
@@ -56,7 +57,10 @@ void Trainer::set_up() {
   log_.line(
       fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
   log_.line(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env_)));
-  const torch::Device device = choose_device(e.training.device, world_.local_rank());
+  // Agreed, so that a rank without its GPU stops every rank, not only itself.
+  const torch::Device device =
+      comm::on_all_ranks(world_.comm(), [&] { return choose_device(e.training.device, world_); });
+  if (device.is_cuda()) log_.line(fmt::format("rank {}: {}", rank, make_gpu_deterministic()));
 
   const BatchGeometry batch = batch_geometry(e, world_.size());
   micro_ = batch.micro;
@@ -105,13 +109,16 @@ void Trainer::set_up() {
                         config::kRequeueExitCode));
 
   flops_per_token_ = model_->flops_per_token(e.data.seq_len);
-  peak_ = runtime::measure_sgemm_peak();
-  log_.line(
-      fmt::format("model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch {}, {} "
-                  "accumulation step{}), {} precision; {:.2f} GFLOP/s fp32 matmul peak per rank",
-                  config::name_of(e.model.kind), static_cast<double>(model_->parameter_count()) / 1e6, e.training.steps,
-                  batch.global, e.data.seq_len, batch.global / static_cast<std::uint64_t>(world_.size()), micro_,
-                  accumulation_, accumulation_ == 1 ? "" : "s", config::name_of(e.training.precision), peak_ / 1e9));
+  // On a CPU the fp32 peak whatever the precision (autocast's bf16 matmuls are
+  // not faster there); on a GPU the peak of the precision the matmuls run in.
+  const bool bf16_peak = device.is_cuda() && e.training.precision == config::Precision::kBf16;
+  peak_ = runtime::measure_matmul_peak(device, bf16_peak ? torch::kBFloat16 : torch::kFloat32);
+  log_.line(fmt::format(
+      "model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch {}, {} "
+      "accumulation step{}), {} precision; {:.2f} GFLOP/s {} matmul peak per rank",
+      config::name_of(e.model.kind), static_cast<double>(model_->parameter_count()) / 1e6, e.training.steps,
+      batch.global, e.data.seq_len, batch.global / static_cast<std::uint64_t>(world_.size()), micro_, accumulation_,
+      accumulation_ == 1 ? "" : "s", config::name_of(e.training.precision), peak_ / 1e9, bf16_peak ? "bf16" : "fp32"));
   window_.start_timing(step_);
   train_start_ = Clock::now();
 }

@@ -132,7 +132,7 @@ class Trainer {
   std::size_t accumulation_ = 1;  // micro-steps per step
   double tokens_per_step_ = 0;    // all ranks
   double flops_per_token_ = 0;
-  double peak_ = 0;  // fp32 matmul FLOP/s per rank
+  double peak_ = 0;  // matmul FLOP/s per rank (runtime/matmul_peak.h)
   std::int64_t step_ = 0;
   std::int64_t start_step_ = 0;
   bool stop_requested_ = false;  // the last agreed step asked to stop

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "comm/consensus.h"
 #include "comm/world.h"
@@ -48,6 +49,29 @@ TEST(World, AnErrorOnOneRankReachesEveryRank) {
   } catch (const BootstrapError& e) {
     EXPECT_EQ(std::string(e.what()), "rank " + std::to_string(world.size() - 1) + ": disk on fire");
   }
+}
+
+TEST(World, EveryFailingRankIsNamedGroupedByItsError) {
+  World world(runtime(), cluster::Environment::current(), WorldOptions{std::chrono::seconds(60)});
+  // Rank 1 fails its own way, every other rank the same way (as a node whose
+  // GPUs are gone fails on all its ranks while one rank hits something else).
+  const std::string error = world.rank() == 1 ? "injected" : "no visible GPU";
+  const int n = world.size();
+  std::vector<int> other_ranks{0};
+  for (int r = 2; r < n; ++r) other_ranks.push_back(r);
+  const std::string others = (n == 2 ? "rank " : "ranks ") + rank_ranges(other_ranks);
+  try {
+    agree_or_throw(world.comm(), error);
+    FAIL() << "no error";
+  } catch (const BootstrapError& e) {
+    EXPECT_EQ(std::string(e.what()), others + ": no visible GPU; rank 1: injected");
+  }
+}
+
+TEST(World, RankRangesCompressRunsOfThree) {
+  EXPECT_EQ(rank_ranges({3, 0, 1}), "0, 1, 3");
+  EXPECT_EQ(rank_ranges({0, 2, 3, 4, 7}), "0, 2-4, 7");
+  EXPECT_EQ(rank_ranges({}), "");
 }
 
 }  // namespace

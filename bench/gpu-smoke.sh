@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# bench/gpu-smoke.sh [--cpu | --dry-run] [--build-dir DIR] [--data DIR] [--work DIR]
+#
+# The first run on a GPU node, in one command: does hpctrain's GPU path work
+# here? Steps, each PASS or FAIL in the table at the end:
+#   torch    find a CUDA LibTorch: $CMAKE_PREFIX_PATH, else the cmake prefix of
+#            a python3 whose torch was built with CUDA (Debian's python3-torch
+#            is CPU-only and is refused)
+#   build    hpctrain against it, with the node's CUDA and NCCL (DIR, default
+#            build-gpu/)
+#   data     the quickstart data set (--data DIR to reuse one)
+#   doctor   hpctrain doctor --nccl on one rank per GPU: each rank's GPU, the
+#            NCCL and CUDA libraries, allreduce busbw over MPI and over NCCL
+#   ddp      30 bf16 steps of DDP (the quickstart model) on every GPU
+#   ddap     30 bf16 steps of DDAP (DiLoCo, overlapped merges every 5 steps)
+#   resume   15 steps, a stop with a checkpoint, a resume and 15 more must end
+#            at the ddp step's final weights hash, bit for bit
+#   kill     (2+ GPUs) a 2-rank run loses rank 1 to kill -9: the job must end
+#            within the collective timeout plus a grace, naming rank 1
+#
+# --cpu runs the same steps on this machine's CPUs (the default build in
+# build/, Debian's LibTorch, a tiny model, 2 ranks; the torch step is skipped and
+# so marked): it checks the script and every step that needs no GPU. --dry-run
+# prints the GPU plan's commands without running any. docs/bootstrap.md
+# describes what each step proves.
+set -euo pipefail
+shopt -s inherit_errexit
+repo=$(cd "$(dirname "$0")/.." && pwd)
+mode=gpu build="" data="" work=""
+while (($# > 0)); do
+  case $1 in
+    --cpu) mode=cpu ;;
+    --dry-run) mode=dry ;;
+    --build-dir) build=$2; shift ;;
+    --data) data=$2; shift ;;
+    --work) work=$2; shift ;;
+    *) echo "gpu-smoke: unknown argument '$1' (see the comment at the top of $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [[ -z $work ]]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+
+if [[ $mode == cpu ]]; then
+  build=${build:-$repo/build}
+  ranks=2
+  device=cpu
+  # A tiny model: the CPU run checks the steps, not the speed.
+  shape=(--set model.n_layer=1 --set model.d_model=32 --set training.batch_size=4 --set training.micro_batch_size=2
+    --set data.seq_len=64)
+else
+  build=${build:-$repo/build-gpu}
+  ranks=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  ((ranks > 0)) || ranks=1
+  device=cuda
+  shape=()
+fi
+hpctrain=$build/hpctrain
+data=${data:-$work/data}
+common=(--set "data.dir=$data" --set "training.device=$device" --set training.precision=bf16
+  --set eval.interval=0 --set eval.samples=64 --set eval.final=sample --set eval.test=false
+  --set eval.sample_tokens=0 --set logging.interval=5 --set checkpoint.interval=0 "${shape[@]}")
+kill_timeout=10
+
+declare -a names results notes seconds
+record() { # NAME RESULT NOTE SECONDS
+  names+=("$1")
+  results+=("$2")
+  notes+=("$3")
+  seconds+=("$4")
+}
+
+# step NAME CMD...: runs CMD (a function below), recording PASS or FAIL with
+# its last line of output; --dry-run prints the commands instead.
+step() {
+  local name=$1
+  shift
+  if [[ $mode == dry ]]; then
+    echo "# $name"
+    DRY=1 "$@"
+    return 0
+  fi
+  local started=$SECONDS rc=0
+  "$@" >"$work/$name.log" 2>&1 || rc=$?
+  local note
+  note=$(grep -v '^$' "$work/$name.log" | tail -1 | cut -c1-110)
+  if ((rc == 0)); then
+    record "$name" PASS "$note" $((SECONDS - started))
+  else
+    record "$name" FAIL "$note (log: $work/$name.log)" $((SECONDS - started))
+  fi
+}
+
+# run CMD...: prints CMD under --dry-run, runs it otherwise.
+run() {
+  if [[ -n ${DRY:-} ]]; then
+    printf '%q ' "$@"
+    echo
+  else
+    "$@"
+  fi
+}
+
+train() { # RUN_DIR [--set ...]: one run on every rank
+  local dir=$1
+  shift
+  run mpiexec -n "$ranks" "$hpctrain" train "$repo/jobs/quickstart.toml" "${common[@]}" --set training.steps=30 \
+    --set "job.run_dir=$dir" "$@"
+}
+
+final_hash() { grep -o 'final weights sha256: [0-9a-f]*' "$1" | tail -1; }
+
+find_torch() {
+  if [[ -n ${DRY:-} ]]; then
+    echo "# CMAKE_PREFIX_PATH with a CUDA LibTorch, else:"
+    run python3 -c 'import torch; print(torch.version.cuda, torch.utils.cmake_prefix_path)'
+    return 0
+  fi
+  local p
+  for p in ${CMAKE_PREFIX_PATH//:/ }; do
+    if [[ -n $(find "$p" -maxdepth 4 -name 'libtorch_cuda.so' -print -quit 2>/dev/null) ]]; then
+      echo "$p" >"$work/torch-prefix"
+      echo "CUDA LibTorch from CMAKE_PREFIX_PATH: $p"
+      return 0
+    fi
+  done
+  local found
+  found=$(python3 -c 'import torch; print(torch.version.cuda or "", torch.utils.cmake_prefix_path)' 2>/dev/null) || {
+    echo "no CUDA LibTorch: CMAKE_PREFIX_PATH has none, and python3 cannot import torch"
+    return 1
+  }
+  if [[ -z ${found%% *} || $found != *' '* ]]; then
+    echo "python3's torch (${found#* }) is built without CUDA (Debian's python3-torch is CPU-only);" \
+      "install a CUDA build (pip install torch) or point CMAKE_PREFIX_PATH at a CUDA LibTorch"
+    return 1
+  fi
+  echo "${found#* }" >"$work/torch-prefix"
+  echo "CUDA ${found%% *} LibTorch from python3: ${found#* }"
+}
+
+build_hpctrain() {
+  if [[ $mode == cpu ]]; then
+    run cmake --build "$build" --target hpctrain
+    return
+  fi
+  local prefix
+  prefix=$([[ -n ${DRY:-} ]] && echo '$TORCH_PREFIX' || cat "$work/torch-prefix")
+  run cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=$prefix" \
+    -DHPCTRAIN_WITH_NCCL=ON -DHPCTRAIN_BENCH=OFF -DHPCTRAIN_CLUSTER_TESTS=OFF
+  run cmake --build "$build" --target hpctrain
+  [[ -n ${DRY:-} ]] || "$hpctrain" --version | grep 'built against NCCL' || {
+    echo "built without the NCCL backend (CUDA or NCCL not found: see $build/CMakeCache.txt)"
+    return 1
+  }
+}
+
+prepare_data() {
+  if [[ -z ${DRY:-} && -f $data/meta.json ]]; then
+    echo "reusing $data"
+    return 0
+  fi
+  run "$hpctrain" prepare "$repo/jobs/quickstart.toml" --set "data.dir=$data"
+}
+
+doctor() {
+  local nccl=(--nccl)
+  [[ $mode == cpu ]] && nccl=()
+  run mpiexec -n "$ranks" "$hpctrain" doctor "${nccl[@]}" --max-bytes 16777216
+}
+
+ddp() {
+  train "$work/ddp"
+  [[ -n ${DRY:-} ]] || final_hash "$work/ddp.log" | grep -q . || { echo "no final weights hash"; return 1; }
+}
+
+ddap() {
+  train "$work/ddap" --set parallel.reducer=ddap --set parallel.merge=diloco --set parallel.merge_mode=overlapped \
+    --set parallel.merge_every=5
+}
+
+resume() {
+  train "$work/split" --set training.stop_after=15
+  train "$work/split"
+  [[ -z ${DRY:-} ]] || return 0
+  local want got
+  want=$(final_hash "$work/ddp.log")
+  got=$(final_hash "$work/resume.log")
+  [[ -n $want && $got == "$want" ]] || { echo "resumed run ended at '$got', uninterrupted ddp at '$want'"; return 1; }
+  echo "15 + stop + resume + 15 = 30 straight: $got"
+}
+
+kill_one_rank() {
+  local dir=$work/kill
+  local args=(mpiexec -n 2 "$hpctrain" train "$repo/jobs/quickstart.toml" "${common[@]}" --set training.steps=100000
+    --set "job.run_dir=$dir" --set "parallel.collective_timeout_s=$kill_timeout")
+  if [[ -n ${DRY:-} ]]; then
+    run "${args[@]}" '&'
+    echo "# once step 5 is logged: kill -9 <rank 1's pid, from $dir/logs/rank-1.log>; the job must end naming rank 1"
+    return 0
+  fi
+  "${args[@]}" >"$work/kill-run.log" 2>&1 &
+  local job=$!
+  local waited=0
+  until grep -Eq '"step": *([5-9]|[1-9][0-9])[,}]' "$dir/metrics.jsonl" 2>/dev/null; do
+    sleep 0.5
+    ((++waited < 600)) || { kill "$job"; echo "the run never reached step 5"; return 1; }
+  done
+  local victim
+  victim=$(grep -o 'rank 1: pid [0-9]*' "$dir/logs/rank-1.log" | cut -d' ' -f4)
+  local killed=$SECONDS
+  kill -9 "$victim"
+  local limit=$((kill_timeout + 30)) rc=0
+  while kill -0 "$job" 2>/dev/null && ((SECONDS - killed < limit)); do sleep 0.2; done
+  if kill -0 "$job" 2>/dev/null; then
+    kill -9 "$job" || true
+    echo "still running $limit s after rank 1 (pid $victim) was killed"
+    return 1
+  fi
+  wait "$job" || rc=$?
+  cat "$work/kill-run.log"
+  ((rc != 0)) || { echo "the job exited 0 after losing rank 1"; return 1; }
+  # hpctrain's roll call names rank 1, or mpiexec (Hydra) names its pid as it
+  # tears the job down itself, before any timeout.
+  local named='still missing: 1$|failed on rank [0-9]+ of 2.*missing: 1|PID '"$victim"' RUNNING AT'
+  grep -Eq "$named" "$work/kill-run.log" || { echo "nothing names rank 1 (pid $victim)"; return 1; }
+  echo "ended $((SECONDS - killed)) s after kill -9 of rank 1 (pid $victim), exit $rc:" \
+    "$(grep -Eo "$named" "$work/kill-run.log" | head -1)"
+}
+
+if [[ $mode == cpu ]]; then
+  record torch SKIP "--cpu: Debian's CPU LibTorch, no CUDA" 0
+else
+  step torch find_torch
+fi
+if [[ $mode == dry || ${results[-1]:-PASS} != FAIL ]]; then
+  step build build_hpctrain
+  step data prepare_data
+  step doctor doctor
+  step ddp ddp
+  step ddap ddap
+  step resume resume
+  if [[ $mode != gpu || $ranks -ge 2 ]]; then
+    step kill kill_one_rank
+  else
+    record kill SKIP "one GPU: needs 2" 0
+  fi
+fi
+[[ $mode == dry ]] && exit 0
+
+echo
+echo "gpu-smoke ($mode, $ranks rank(s), commit $(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown))"
+printf '%-7s %-5s %5s  %s\n' step result s note
+failed=0
+for i in "${!names[@]}"; do
+  printf '%-7s %-5s %5s  %s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}" "${notes[$i]}"
+  [[ ${results[$i]} == FAIL ]] && failed=1
+done
+exit "$failed"

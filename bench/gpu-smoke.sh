@@ -53,7 +53,12 @@ if [[ $mode == cpu ]]; then
     --set data.seq_len=64)
 else
   build=${build:-$repo/build-gpu}
-  ranks=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  # One rank per GPU this node lets us see.
+  if [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
+    ranks=$(tr ',' '\n' <<<"$CUDA_VISIBLE_DEVICES" | grep -c .)
+  else
+    ranks=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+  fi
   ((ranks > 0)) || ranks=1
   device=cuda
   shape=()
@@ -66,6 +71,7 @@ common=(--set "data.dir=$data" --set "training.device=$device" --set training.pr
 kill_timeout=10
 
 declare -a names results notes seconds
+blocked=0  # a step has failed
 record() { # NAME RESULT NOTE SECONDS
   names+=("$1")
   results+=("$2")
@@ -90,7 +96,8 @@ step() {
   if ((rc == 0)); then
     record "$name" PASS "$note" $((SECONDS - started))
   else
-    record "$name" FAIL "$note (log: $work/$name.log)" $((SECONDS - started))
+    record "$name" FAIL "$note" $((SECONDS - started))
+    blocked=1
   fi
 }
 
@@ -120,7 +127,8 @@ find_torch() {
     return 0
   fi
   local p
-  for p in ${CMAKE_PREFIX_PATH//:/ }; do
+  local prefixes=${CMAKE_PREFIX_PATH:-}
+  for p in ${prefixes//:/ }; do
     if [[ -n $(find "$p" -maxdepth 4 -name 'libtorch_cuda.so' -print -quit 2>/dev/null) ]]; then
       echo "$p" >"$work/torch-prefix"
       echo "CUDA LibTorch from CMAKE_PREFIX_PATH: $p"
@@ -235,27 +243,40 @@ if [[ $mode == cpu ]]; then
 else
   step torch find_torch
 fi
-if [[ $mode == dry || ${results[-1]:-PASS} != FAIL ]]; then
-  step build build_hpctrain
-  step data prepare_data
-  step doctor doctor
-  step ddp ddp
-  step ddap ddap
-  step resume resume
-  if [[ $mode != gpu || $ranks -ge 2 ]]; then
-    step kill kill_one_rank
+# Once a step fails, the later ones need what it did (the CUDA LibTorch, the
+# build, the data): they are listed as not run rather than run to fail.
+then_step() { # NAME FUNCTION
+  if [[ $mode != dry && $blocked == 1 ]]; then
+    record "$1" "NOT RUN" "an earlier step failed" 0
   else
-    record kill SKIP "one GPU: needs 2" 0
+    step "$@"
   fi
+}
+then_step build build_hpctrain
+then_step data prepare_data
+then_step doctor doctor
+then_step ddp ddp
+then_step ddap ddap
+then_step resume resume
+if [[ $mode != gpu || $ranks -ge 2 ]]; then
+  then_step kill kill_one_rank
+else
+  record kill SKIP "one GPU: needs 2" 0
 fi
 [[ $mode == dry ]] && exit 0
 
 echo
 echo "gpu-smoke ($mode, $ranks rank(s), commit $(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown))"
-printf '%-7s %-5s %5s  %s\n' step result s note
+printf '%-7s %-7s %5s  %s\n' step result s note
 failed=0
 for i in "${!names[@]}"; do
-  printf '%-7s %-5s %5s  %s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}" "${notes[$i]}"
+  printf '%-7s %-7s %5s  %s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}" "${notes[$i]}"
   [[ ${results[$i]} == FAIL ]] && failed=1
+done
+for i in "${!names[@]}"; do
+  [[ ${results[$i]} == FAIL ]] || continue
+  echo
+  echo "--- ${names[$i]}: the last lines of its output"
+  tail -n 20 "$work/${names[$i]}.log"
 done
 exit "$failed"

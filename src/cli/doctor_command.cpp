@@ -78,10 +78,14 @@ void print_bandwidth(const std::vector<comm::BandwidthRow>& rows, int ranks, con
   }
 }
 
-std::size_t wrong_elements(const std::vector<comm::BandwidthRow>& rows) {
-  std::size_t wrong = 0;
-  for (const auto& r : rows) wrong += r.wrong;
-  return wrong;
+// Each rank verified its own copy of every result: any wrong element stops every rank.
+void agree_all_right(comm::World& world, const std::vector<comm::BandwidthRow>& rows, const char* backend) {
+  comm::on_all_ranks(world.comm(), [&] {
+    std::size_t wrong = 0;
+    for (const auto& r : rows) wrong += r.wrong;
+    if (wrong != 0)
+      throw comm::BootstrapError(fmt::format("allreduce over {} produced {} wrong elements", backend, wrong));
+  });
 }
 
 // The NCCL section: built exactly as training builds its communicator, so a
@@ -102,9 +106,7 @@ void check_nccl(comm::World& world, const DoctorOptions& options) {
   const auto buffer = comm::cuda_bandwidth_buffer(nccl.api(), options.max_bytes);
   const auto rows = comm::measure_allreduce(nccl, *buffer, options.min_bytes, options.max_bytes);
   if (world.rank() == 0) print_bandwidth(rows, world.size(), "nccl");
-  if (const std::size_t wrong = wrong_elements(rows); wrong != 0) {
-    throw comm::BootstrapError(fmt::format("allreduce over NCCL produced {} wrong elements", wrong));
-  }
+  agree_all_right(world, rows, "NCCL");
 #else
   (void)world;
   (void)options;
@@ -136,9 +138,7 @@ void run_doctor(const DoctorOptions& options) {
     const auto buffer = comm::host_bandwidth_buffer(options.max_bytes);
     const auto rows = comm::measure_allreduce(world.comm(), *buffer, options.min_bytes, options.max_bytes);
     if (world.rank() == 0) print_bandwidth(rows, world.size(), "mpi");
-    if (const std::size_t wrong = wrong_elements(rows); wrong != 0) {
-      throw comm::BootstrapError(fmt::format("allreduce produced {} wrong elements", wrong));
-    }
+    agree_all_right(world, rows, "MPI");
   }
   if (options.nccl) check_nccl(world, options);
   world.comm().barrier();

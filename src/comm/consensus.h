@@ -27,7 +27,8 @@ std::string broadcast_string(Communicator& comm, const std::string& value, int r
 
 // Throws BootstrapError on every rank when any rank passes an error. The one
 // message names every failing rank, grouped by error text in order of the lowest
-// rank ("rank 1: X; ranks 0, 2-3: Y"), at most four texts, then a count.
+// rank ("ranks 0, 2, 3: X; rank 1: Y"; runs of three or more as "4-7"), at
+// most four texts, then a count.
 void agree_or_throw(Communicator& comm, const std::optional<std::string>& local_error);
 
 // Runs `step` on every rank and turns any rank's exception into the same
@@ -42,6 +43,8 @@ auto on_all_ranks(Communicator& comm, Step&& step) {
       step();
     } catch (const std::exception& e) {
       error = e.what();
+    } catch (...) {
+      error = "an exception that is not a std::exception";
     }
     agree_or_throw(comm, error);
   } else {
@@ -50,6 +53,8 @@ auto on_all_ranks(Communicator& comm, Step&& step) {
       result.emplace(step());
     } catch (const std::exception& e) {
       error = e.what();
+    } catch (...) {
+      error = "an exception that is not a std::exception";
     }
     agree_or_throw(comm, error);
     return std::move(*result);

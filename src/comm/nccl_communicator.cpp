@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -77,20 +78,21 @@ class NcclWork final : public Work {
   bool finished_ = false;
 };
 
-// Step 1 of start-up on this rank (see the header): this rank's GPU, from the
-// GPUs it sees and the ranks on its node.
-int select_device(const handles::CudaNcclApi& api, const World& world) {
+// HPCTRAIN_TEST_FAIL_CUDA_DEVICE=<rank>: that rank fails step 1 of start-up
+// (see the header) first thing, as a node whose GPU or libraries are missing would.
+void inject_device_failure(int rank) {
   // Read before any thread of this communicator exists.
-  if (const char* failing = std::getenv("HPCTRAIN_TEST_FAIL_CUDA_DEVICE");  // NOLINT(concurrency-mt-unsafe)
-      failing != nullptr && std::string(failing) == std::to_string(world.rank())) {
+  const char* failing = std::getenv("HPCTRAIN_TEST_FAIL_CUDA_DEVICE");  // NOLINT(concurrency-mt-unsafe)
+  if (failing != nullptr && std::string(failing) == std::to_string(rank)) {
     throw handles::CudaError("device selection failed: injected by HPCTRAIN_TEST_FAIL_CUDA_DEVICE");
   }
+}
+
+// Step 1: this rank's GPU, from the GPUs it sees and the ranks on its node.
+int select_device(const handles::CudaNcclApi& api, const World& world) {
   int visible = 0;
   handles::check_cuda(api, api.get_device_count(&visible), "cudaGetDeviceCount");
-  const char* cuda_visible = std::getenv("CUDA_VISIBLE_DEVICES");  // NOLINT(concurrency-mt-unsafe): as above
-  const int device = cluster::gpu_for_local_rank(
-      {world.hosts()[static_cast<std::size_t>(world.rank())], world.local_rank(), world.local_size()}, visible,
-      cuda_visible != nullptr ? cuda_visible : "");
+  const int device = cluster::gpu_for_local_rank(world.gpu_placement(), visible);
   handles::check_cuda(api, api.set_device(device), fmt::format("cudaSetDevice({})", device));
   return device;
 }
@@ -101,6 +103,7 @@ NcclCommunicator::NcclCommunicator(World& world, cudaStream_t compute_stream)
     : rank_(world.rank()), size_(world.size()), timeout_(world.collective_timeout()), compute_stream_(compute_stream) {
   // 1. What can fail on one rank alone, agreed before any rank waits on another.
   on_all_ranks(world.comm(), [&] {
+    inject_device_failure(rank_);
     api_ = handles::load_cuda_nccl();
     device_ = select_device(*api_, world);
     stream_ = std::make_unique<handles::CudaStream>(api_);
@@ -145,7 +148,15 @@ void NcclCommunicator::fail(std::uint64_t seq, const std::string& what, Clock::t
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  if (stream_) api_->stream_synchronize(stream_->get());
+  if (!nccl_) return;
+  // Wait for the queued work, for at most the timeout: a peer that is gone
+  // would keep it from ever finishing. Then NcclComm finalizes, or aborts.
+  if (api_->event_record(ready_->get(), stream_->get()) != cudaSuccess) return;
+  const Clock::time_point until = Clock::now() + timeout_;
+  while (api_->event_query(ready_->get()) == cudaErrorNotReady && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (api_->event_query(ready_->get()) != cudaSuccess) nccl_->abort();
 }
 
 void NcclCommunicator::order_after_compute() {
@@ -156,52 +167,59 @@ void NcclCommunicator::order_after_compute() {
   handles::check_cuda(*api_, api_->stream_wait_event(stream_->get(), ready_->get(), 0), "cudaStreamWaitEvent");
 }
 
-WorkPtr NcclCommunicator::finish(std::uint64_t seq, std::string what) {
-  return std::make_unique<NcclWork>(api_, roll_call_, nccl_, seq, std::move(what), stream_->get());
+WorkPtr NcclCommunicator::issue(const std::string& what, const Call& call) {
+  const std::uint64_t seq = roll_call_->arrive();
+  const Clock::time_point started = Clock::now();
+  // After arrive() every failure goes through the roll call: the other ranks
+  // are already in this collective and would otherwise wait for the timeout.
+  ncclResult_t rc = ncclSuccess;
+  try {
+    order_after_compute();
+    rc = call(nccl_->get(), stream_->get());
+  } catch (const handles::CudaError& e) {
+    fail(seq, what, started, e.what());
+  }
+  settle(seq, what, rc);
+  try {
+    return std::make_unique<NcclWork>(api_, roll_call_, nccl_, seq, what, stream_->get());
+  } catch (const handles::CudaError& e) {
+    fail(seq, what, started, e.what());
+  }
 }
 
 WorkPtr NcclCommunicator::allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) {
-  const std::uint64_t seq = roll_call_->arrive();
-  std::string what = fmt::format("allreduce({} {}, {} elements)", to_string(dtype), to_string(op), count);
-  order_after_compute();
-  settle(seq, what,
-         api_->nccl_all_reduce(data, data, count, nccl_type(dtype), nccl_op(op), nccl_->get(), stream_->get()));
-  return finish(seq, std::move(what));
+  return issue(fmt::format("allreduce({} {}, {} elements)", to_string(dtype), to_string(op), count),
+               [&](ncclComm_t comm, cudaStream_t stream) {
+                 return api_->nccl_all_reduce(data, data, count, nccl_type(dtype), nccl_op(op), comm, stream);
+               });
 }
 
 WorkPtr NcclCommunicator::broadcast_async(void* data, std::size_t count, DType dtype, int root) {
-  const std::uint64_t seq = roll_call_->arrive();
-  std::string what = fmt::format("broadcast({}, {} elements, root {})", to_string(dtype), count, root);
-  order_after_compute();
-  settle(seq, what, api_->nccl_broadcast(data, data, count, nccl_type(dtype), root, nccl_->get(), stream_->get()));
-  return finish(seq, std::move(what));
+  return issue(fmt::format("broadcast({}, {} elements, root {})", to_string(dtype), count, root),
+               [&](ncclComm_t comm, cudaStream_t stream) {
+                 return api_->nccl_broadcast(data, data, count, nccl_type(dtype), root, comm, stream);
+               });
 }
 
 WorkPtr NcclCommunicator::allgather_async(const void* send, void* recv, std::size_t count, DType dtype) {
-  const std::uint64_t seq = roll_call_->arrive();
-  std::string what = fmt::format("allgather({}, {} elements per rank)", to_string(dtype), count);
-  order_after_compute();
-  settle(seq, what, api_->nccl_all_gather(send, recv, count, nccl_type(dtype), nccl_->get(), stream_->get()));
-  return finish(seq, std::move(what));
+  return issue(fmt::format("allgather({}, {} elements per rank)", to_string(dtype), count),
+               [&](ncclComm_t comm, cudaStream_t stream) {
+                 return api_->nccl_all_gather(send, recv, count, nccl_type(dtype), comm, stream);
+               });
 }
 
 WorkPtr NcclCommunicator::reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype,
                                                ReduceOp op) {
-  const std::uint64_t seq = roll_call_->arrive();
-  std::string what = fmt::format("reduce_scatter({} {}, {} elements per rank)", to_string(dtype), to_string(op), count);
-  order_after_compute();
-  settle(seq, what,
-         api_->nccl_reduce_scatter(send, recv, count, nccl_type(dtype), nccl_op(op), nccl_->get(), stream_->get()));
-  return finish(seq, std::move(what));
+  return issue(fmt::format("reduce_scatter({} {}, {} elements per rank)", to_string(dtype), to_string(op), count),
+               [&](ncclComm_t comm, cudaStream_t stream) {
+                 return api_->nccl_reduce_scatter(send, recv, count, nccl_type(dtype), nccl_op(op), comm, stream);
+               });
 }
 
 WorkPtr NcclCommunicator::barrier_async() {
-  const std::uint64_t seq = roll_call_->arrive();
-  order_after_compute();
-  settle(seq, "barrier",
-         api_->nccl_all_reduce(barrier_word_->get(), barrier_word_->get(), 1, ncclFloat32, ncclSum, nccl_->get(),
-                               stream_->get()));
-  return finish(seq, "barrier");
+  return issue("barrier", [&](ncclComm_t comm, cudaStream_t stream) {
+    return api_->nccl_all_reduce(barrier_word_->get(), barrier_word_->get(), 1, ncclFloat32, ncclSum, comm, stream);
+  });
 }
 
 }  // namespace hpctrain::comm

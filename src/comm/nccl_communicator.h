@@ -30,7 +30,9 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "comm/communicator.h"
 #include "comm/roll_call.h"
@@ -70,7 +72,11 @@ class NcclCommunicator final : public Communicator {
   void settle(std::uint64_t seq, const std::string& what, ncclResult_t rc);
   [[noreturn]] void fail(std::uint64_t seq, const std::string& what, Clock::time_point started,
                          const std::string& error);
-  WorkPtr finish(std::uint64_t seq, std::string what);
+  // One collective: enters it in the roll call, orders it after the compute
+  // stream, makes `call` on the communication stream, waits until it is
+  // queued, and returns its completion. Any error ends the job through the roll call.
+  using Call = std::function<ncclResult_t(ncclComm_t, cudaStream_t)>;
+  WorkPtr issue(const std::string& what, const Call& call);
 
   int rank_ = 0;
   int size_ = 1;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <thread>
 
 namespace hpctrain::comm {
@@ -206,7 +207,14 @@ void RollCall::fail(std::uint64_t seq, const std::string& what, Clock::time_poin
   (void)std::fprintf(stderr, "%s\n", message.c_str());
   (void)std::fflush(stderr);
   (void)std::fflush(stdout);
-  if (before_abort) before_abort();
+  if (before_abort) {
+    // On a thread of its own, given a few seconds: an abort that hangs (NCCL's,
+    // with a kernel stuck on the device) must not keep the job from ending.
+    std::packaged_task<void()> task(before_abort);
+    std::future<void> done = task.get_future();
+    std::thread(std::move(task)).detach();
+    (void)done.wait_for(5s);
+  }
   // The launcher forwards stderr through a pipe that MPI_Abort's teardown can
   // close before it is drained: give it a moment, or the one line that says
   // what happened may be lost (seen with mpiexec.hydra on a loaded node).

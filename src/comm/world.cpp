@@ -30,11 +30,19 @@ World::World(const handles::MpiRuntime& runtime, const cluster::Environment& env
   comm_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, timeout_, wait_);
   find_local_rank();
   hosts_ = allgather_strings(*comm_, local_hostname(), HOST_NAME_MAX + 1);
+  // Which GPUs each rank may see: whether a node's ranks share one view.
+  cuda_visible_devices_ = allgather_strings(*comm_, env.get("CUDA_VISIBLE_DEVICES").value_or(""), 1024);
   find_head_node();
   choose_interface(env);
 }
 
 World::~World() = default;
+
+cluster::GpuPlacement World::gpu_placement() const {
+  const auto me = static_cast<std::size_t>(rank());
+  return {hosts_[me], local_rank_, local_size_, cuda_visible_devices_[me],
+          cluster::devices_bound_per_rank(hosts_, cuda_visible_devices_, hosts_[me])};
+}
 
 void World::check_launch(const cluster::Environment& env) {
   int rank = 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cluster/environment.h"
+#include "cluster/gpu_placement.h"
 #include "cluster/head_node.h"
 #include "cluster/network_interface.h"
 #include "cluster/slurm_env.h"
@@ -40,6 +41,8 @@ class World {
   [[nodiscard]] cluster::Launcher launcher() const { return launcher_; }
   [[nodiscard]] const std::optional<cluster::SlurmEnv>& slurm() const { return slurm_; }
   [[nodiscard]] const std::vector<std::string>& hosts() const { return hosts_; }  // per rank
+  // This rank's node, local rank and view of the node's GPUs, for choosing its GPU.
+  [[nodiscard]] cluster::GpuPlacement gpu_placement() const;
   [[nodiscard]] const cluster::HeadNode& head() const { return head_; }
   [[nodiscard]] const cluster::InterfaceChoice& interface() const { return interface_; }
   [[nodiscard]] int mpi_thread_level() const { return thread_level_; }
@@ -68,6 +71,7 @@ class World {
   cluster::Launcher launcher_ = cluster::Launcher::kSingleton;
   std::optional<cluster::SlurmEnv> slurm_;
   std::vector<std::string> hosts_;
+  std::vector<std::string> cuda_visible_devices_;  // per rank
   cluster::HeadNode head_;
   cluster::InterfaceChoice interface_;
 };

@@ -71,6 +71,7 @@ NcclComm::~NcclComm() {
 }
 
 ncclResult_t NcclComm::state() const {
+  if (aborted_.load()) return ncclInvalidUsage;
   ncclResult_t state = ncclSuccess;
   const ncclResult_t rc = api_->nccl_comm_get_async_error(comm_, &state);
   return rc == ncclSuccess ? state : rc;

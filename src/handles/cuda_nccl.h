@@ -79,9 +79,10 @@ class NcclComm {
   // ncclSuccess when creation and every call so far are done (queued, for
   // collectives); ncclInProgress while one is still going; otherwise the error.
   [[nodiscard]] ncclResult_t state() const;
-  // Aborts outstanding work so a hung collective cannot block teardown. Safe
-  // from any thread, any number of times: only the first call aborts, and the
-  // handle stays valid for threads still holding it (their calls then fail).
+  // Aborts outstanding work so a hung collective cannot block teardown. Only
+  // the first call aborts, from whichever thread. ncclCommAbort frees the
+  // communicator: it is the last thing done before the job ends (the roll
+  // call's failure path), and state() reports an error from then on.
   void abort() noexcept;
 
  private:

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/consensus.h"
 #include "comm/mpi_communicator.h"
 #ifdef HPCTRAIN_HAVE_NCCL
 #include "comm/nccl_communicator.h"
@@ -31,10 +32,12 @@ std::unique_ptr<comm::Communicator> own_communicator(const at::Device& device, c
 #endif
     auto nccl = std::make_unique<comm::NcclCommunicator>(world, compute);
     // Both pick the GPU by cluster::gpu_for_local_rank; a mismatch would reduce another rank's device memory.
-    if (nccl->cuda_device() != device.index()) {
-      throw std::logic_error(
-          fmt::format("NCCL drives GPU {} but the model is on {}", nccl->cuda_device(), device.str()));
-    }
+    comm::on_all_ranks(world.comm(), [&] {
+      if (nccl->cuda_device() != device.index()) {
+        throw std::logic_error(
+            fmt::format("NCCL drives GPU {} but the model is on {}", nccl->cuda_device(), device.str()));
+      }
+    });
     return nccl;
 #else
     throw std::runtime_error(

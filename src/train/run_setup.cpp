@@ -4,8 +4,10 @@
 #include <torch/torch.h>
 
 #include <cstdlib>
+#include <vector>
 
 #include "cluster/gpu_placement.h"
+#include "comm/consensus.h"
 #include "data/prepare.h"
 
 namespace hpctrain::train {
@@ -18,7 +20,9 @@ runtime::ThreadPlan thread_plan(const config::Experiment& experiment, const clus
   return runtime::plan_threads(env, ranks_on_node);
 }
 
-torch::Device choose_device(config::Device requested, const comm::World& world) {
+namespace {
+
+torch::Device local_choice(config::Device requested, const comm::World& world) {
   const bool gpus = torch::cuda::is_available();
   switch (requested) {
     case config::Device::kCpu: return torch::kCPU;
@@ -33,12 +37,28 @@ torch::Device choose_device(config::Device requested, const comm::World& world) 
       if (!gpus) return torch::kCPU;
       break;
   }
-  const char* visible =
-      std::getenv("CUDA_VISIBLE_DEVICES");  // NOLINT(concurrency-mt-unsafe): before any thread of ours
-  const int index = cluster::gpu_for_local_rank(
-      {world.hosts()[static_cast<std::size_t>(world.rank())], world.local_rank(), world.local_size()},
-      static_cast<int>(torch::cuda::device_count()), visible != nullptr ? visible : "");
+  const int index = cluster::gpu_for_local_rank(world.gpu_placement(), static_cast<int>(torch::cuda::device_count()));
   return {torch::kCUDA, static_cast<torch::DeviceIndex>(index)};
+}
+
+}  // namespace
+
+torch::Device choose_device(config::Device requested, comm::World& world) {
+  // Agreed, so that a rank without its GPU stops every rank, not only itself.
+  const torch::Device device = comm::on_all_ranks(world.comm(), [&] { return local_choice(requested, world); });
+  // "auto" may find GPUs on some nodes only; the ranks would then wait in different collectives.
+  const auto kinds = comm::allgather_strings(world.comm(), device.is_cuda() ? "cuda" : "cpu", 8);
+  std::vector<int> on_cpu;
+  for (int r = 0; r < world.size(); ++r) {
+    if (kinds[static_cast<std::size_t>(r)] == "cpu") on_cpu.push_back(r);
+  }
+  if (!on_cpu.empty() && on_cpu.size() != kinds.size()) {
+    throw comm::BootstrapError(fmt::format(
+        "training.device = \"auto\" found GPUs on some ranks but none on rank{} {}: every rank must train on the "
+        "same kind of device; run on GPU nodes only, or set training.device = \"cpu\"",
+        on_cpu.size() == 1 ? "" : "s", comm::rank_ranges(on_cpu)));
+  }
+  return device;
 }
 
 std::string make_gpu_deterministic() {

@@ -19,10 +19,11 @@ namespace hpctrain::train {
 runtime::ThreadPlan thread_plan(const config::Experiment& experiment, const cluster::Environment& env,
                                 int ranks_on_node);
 
-// training.device: cpu, cuda (the GPU of this rank's local rank), or auto
-// (cuda when LibTorch sees a GPU). Throws for cuda without one, and for more
-// ranks on a node than GPUs it sees (cluster/gpu_placement.h).
-torch::Device choose_device(config::Device requested, const comm::World& world);
+// training.device: cpu, cuda (this rank's GPU, cluster/gpu_placement.h), or
+// auto (cuda when LibTorch sees a GPU). Collective: throws the same error on
+// every rank when any rank has no usable GPU for cuda, or when auto finds GPUs
+// on some ranks only.
+torch::Device choose_device(config::Device requested, comm::World& world);
 
 // Bitwise reruns on a GPU, set before the first kernel: LibTorch's
 // deterministic algorithms (an op that has none then throws instead of running

@@ -8,7 +8,6 @@
 
 #include <fstream>
 
-#include "comm/consensus.h"
 #include "runtime/allocator.h"
 #include "runtime/matmul_peak.h"
 #include "runtime/memory_usage.h"
@@ -57,9 +56,7 @@ void Trainer::set_up() {
   log_.line(
       fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
   log_.line(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env_)));
-  // Agreed, so that a rank without its GPU stops every rank, not only itself.
-  const torch::Device device =
-      comm::on_all_ranks(world_.comm(), [&] { return choose_device(e.training.device, world_); });
+  const torch::Device device = choose_device(e.training.device, world_);
   if (device.is_cuda()) log_.line(fmt::format("rank {}: {}", rank, make_gpu_deterministic()));
 
   const BatchGeometry batch = batch_geometry(e, world_.size());

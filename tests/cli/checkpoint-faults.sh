@@ -16,7 +16,7 @@ run=$work/run
 ckpts=$run/checkpoints
 # A model big enough (about 60 MB of checkpoint) that each write takes a while.
 common=(--set "data.dir=$data" --set "job.run_dir=$run" --set training.batch_size=2 --set training.micro_batch_size=2
-  --set model.n_layer=2 --set model.d_model=256 --set eval.interval=0 --set eval.samples=8 --set eval.final=sample --set eval.sample_tokens=0
+  --set model.n_layer=2 --set model.d_model=256 --set eval.interval=0 --set eval.samples=8 --set eval.final=sample --set eval.test=false --set eval.sample_tokens=0
   --set checkpoint.interval=2 --set checkpoint.keep=0 --set checkpoint.async=true)
 
 # 1. kill -9 during a write. Start, wait for a first complete checkpoint, then

@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 n=6
 common=(--set "data.dir=$data" --set training.steps=$((2 * n)) --set training.batch_size=4
-  --set training.micro_batch_size=2 --set model.n_layer=1 --set model.d_model=32 --set eval.samples=16 --set eval.final=sample
+  --set training.micro_batch_size=2 --set model.n_layer=1 --set model.d_model=32 --set eval.samples=16 --set eval.final=sample --set eval.test=false
   --set eval.sample_tokens=0 --set logging.interval=1 --set eval.interval=3 --set checkpoint.interval=0 "$@")
 run() { mpiexec -n "$ranks" "$hpctrain" train "$experiment" "${common[@]}" "$@"; }
 

@@ -100,7 +100,7 @@ mkdir -p "$run/checkpoints"
 cp "$corpus/checkpoint/repro-array-format-version.h5" "$run/checkpoints/step-00000009.h5"
 cp "$fpe" "$run/checkpoints/step-00000010.h5"
 tiny=(--set "data.dir=$data" --set "job.run_dir=$run" --set training.steps=1 --set training.batch_size=2
-  --set training.micro_batch_size=2 --set model.n_layer=1 --set model.d_model=32 --set eval.samples=8 --set eval.final=sample
+  --set training.micro_batch_size=2 --set model.n_layer=1 --set model.d_model=32 --set eval.samples=8 --set eval.final=sample --set eval.test=false
   --set eval.sample_tokens=0 --set eval.interval=0)
 handled "$hpctrain" train "$exp" "${tiny[@]}"
 grep -q "skipping checkpoint .*step-00000009.h5: attribute format_version is not a single value" "$work/out" ||
@@ -138,7 +138,7 @@ peak_rss "$work/rss" timeout 60 "$hpctrain" prepare "$exp" --set "data.sources=[
   --set 'data.glob="*.txt"' --set data.on_bad_input=error --set "data.dir=$work/bigdata" >"$work/out" 2>"$work/err"
 grep -q "huge.txt: binary file (NUL byte at offset 0)" "$work/err" || fail "3 GB binary: $(cat "$work/err")"
 (($(cat "$work/rss") < 500000)) || fail "3 GB binary file: $(cat "$work/rss") kB resident"
-ls "$work" | grep -q '\.tmp-' && fail "temporaries left next to the data set: $(ls "$work")"
+compgen -G "$work/*.tmp-*" >/dev/null && fail "temporaries left next to the data set: $(ls "$work")"
 
 # 3. Run-time values cannot run commands; environment numbers never meet arithmetic unchecked.
 for value in '${HPCTRAIN_A@P}' '${a[$HPCTRAIN_A]}' '${V:=$(id)}' '${SLURM_CPUS_PER_TASK/' '$$' '${!X}'; do
@@ -221,7 +221,7 @@ mkdir -p "$work/outdir"
 refused "$work/outdir: is a directory; name the .safetensors file" "$hpctrain" ckpt export \
   "$corpus/checkpoint/seed-ddp-mlp.h5" --out "$work/outdir"
 [[ -z $(ls "$work/outdir") ]] || fail "ckpt export left $(ls "$work/outdir")"
-ls "$work" | grep -q 'outdir.tmp-' && fail "ckpt export left a temporary"
+compgen -G "$work/*outdir.tmp-*" >/dev/null && fail "ckpt export left a temporary"
 TMPDIR=$work/no-such-tmp refused "cannot create a temporary file for sbatch in $work/no-such-tmp \(TMPDIR\)" \
   "$jobgen" "$exp" --set "slurm.log_dir=$work/submitlogs" --submit
 [[ -e $work/submitlogs ]] && fail "--submit created the log directory before failing"

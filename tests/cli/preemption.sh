@@ -17,7 +17,7 @@ launcher=
 trap '[[ -n $launcher ]] && kill -9 "$launcher" 2>/dev/null; rm -rf "$work"' EXIT
 steps=200
 common=(--set "data.dir=$data" --set "training.steps=$steps" --set training.batch_size=4 --set training.micro_batch_size=2
-  --set model.n_layer=1 --set model.d_model=64 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample --set eval.sample_tokens=0
+  --set model.n_layer=1 --set model.d_model=64 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample --set eval.test=false --set eval.sample_tokens=0
   --set logging.interval=5 --set checkpoint.interval=20 --set checkpoint.signal=USR1)
 if [[ $signal == TERM ]]; then
   steps=60  # evaluations every step make a step slower: fewer steps still outlast the signal

@@ -9,7 +9,7 @@ shift 4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tiny=(--set "data.dir=$data" --set training.steps=8 --set training.batch_size=8 --set training.micro_batch_size=4
-      --set model.n_layer=2 --set model.d_model=64 --set eval.interval=4 --set eval.samples=16 --set eval.final=sample --set logging.interval=1
+      --set model.n_layer=2 --set model.d_model=64 --set eval.interval=4 --set eval.samples=16 --set eval.final=sample --set eval.test=false --set logging.interval=1
       --set eval.sample_tokens=0 "$@")
 for run in a b; do
   mpiexec -n "$ranks" "$hpctrain" train "$experiment" "${tiny[@]}" --set "job.run_dir=$work/$run" >"$work/$run.out" 2>&1 ||

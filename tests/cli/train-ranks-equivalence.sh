@@ -12,7 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 common=(--set "data.dir=$data" --set training.steps=20 --set training.batch_size=8 --set model.n_layer=2
         --set model.d_model=64 --set eval.interval=5 --set eval.samples=48 --set logging.interval=1
-        --set eval.sample_tokens=0 --set training.precision=fp32 --set training.threads=1)
+        --set eval.sample_tokens=0 --set eval.test=false --set training.precision=fp32 --set training.threads=1)
 "$hpctrain" train "$experiment" "${common[@]}" --set training.micro_batch_size=8 --set "job.run_dir=$work/one" \
   >"$work/one.out" 2>&1 || { cat "$work/one.out"; exit 1; }
 mpiexec -n 2 "$hpctrain" train "$experiment" "${common[@]}" --set training.micro_batch_size=4 \

@@ -20,7 +20,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 shrink=(--set "data.dir=$data" --set model.n_layer=1 --set model.d_model=64 --set training.batch_size=8
-  --set training.micro_batch_size=2 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample --set eval.sample_tokens=0
+  --set training.micro_batch_size=2 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample --set eval.test=false --set eval.sample_tokens=0
   --set logging.interval=5 --set "slurm.executable=$hpctrain" --set slurm.time=00:20:00)
 
 wait_for_job() {  # JOBID -> its final state

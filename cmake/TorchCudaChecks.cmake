@@ -1,6 +1,6 @@
 # A CUDA LibTorch beside the NCCL backend: two checks, each saying what it
 # found. Read from the dynamic section of libtorch_cuda.so (objdump -p), so
-# they cost nothing at run time. Only a CUDA LibTorch gets here; Debian's is CPU-only.
+# they cost nothing at run time. Only a CUDA LibTorch is checked; Debian's is CPU-only.
 #  1. LibTorch's CUDA runtime major must be the toolkit's: hpctrain opens
 #     libcudart.so.<toolkit major>, and a LibTorch built for another major
 #     brings a second CUDA runtime into the process.
@@ -9,7 +9,12 @@
 #     NCCL_LIBRARY names, and hpctrain --version / doctor --nccl print which.
 #     The libtorch zip links NCCL statically instead: its copy is private to
 #     LibTorch (hpctrain never calls it) and hpctrain loads NCCL_LIBRARY.
-if(NOT (HPCTRAIN_HAVE_NCCL AND HPCTRAIN_WITH_TORCH AND (TARGET c10_cuda OR C10_CUDA_LIBRARY)))
+if(NOT (HPCTRAIN_HAVE_NCCL AND HPCTRAIN_WITH_TORCH))
+  return()
+endif()
+if(NOT (TARGET c10_cuda OR C10_CUDA_LIBRARY))
+  message(STATUS "hpctrain: LibTorch is CPU-only, so models train on CPUs; NCCL serves `hpctrain doctor --nccl`. "
+                 "For GPUs build against a CUDA LibTorch (docs/bootstrap.md, Building for GPUs)")
   return()
 endif()
 find_library(HPCTRAIN_TORCH_CUDA_LIBRARY torch_cuda PATHS ${TORCH_INSTALL_PREFIX}/lib NO_DEFAULT_PATH)

@@ -33,8 +33,8 @@ class BandwidthBuffer {
   [[nodiscard]] virtual void* data() = 0;
   // Sets the first `count` elements to `value`.
   virtual void fill(float value, std::size_t count) = 0;
-  // How many of the first `count` elements differ from `expected`.
-  [[nodiscard]] virtual std::size_t count_wrong(float expected, std::size_t count) = 0;
+  // The first `count` elements, readable on the host.
+  [[nodiscard]] virtual const float* read(std::size_t count) = 0;
 };
 
 std::unique_ptr<BandwidthBuffer> host_bandwidth_buffer(std::size_t bytes);

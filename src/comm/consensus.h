@@ -37,8 +37,8 @@ void agree_or_throw(Communicator& comm, const std::optional<std::string>& local_
 template <typename Step>
 auto on_all_ranks(Communicator& comm, Step&& step) {
   using Result = decltype(step());
-  std::optional<std::string> error;
   if constexpr (std::is_void_v<Result>) {
+    std::optional<std::string> error;
     try {
       step();
     } catch (const std::exception& e) {
@@ -49,14 +49,7 @@ auto on_all_ranks(Communicator& comm, Step&& step) {
     agree_or_throw(comm, error);
   } else {
     std::optional<Result> result;
-    try {
-      result.emplace(step());
-    } catch (const std::exception& e) {
-      error = e.what();
-    } catch (...) {
-      error = "an exception that is not a std::exception";
-    }
-    agree_or_throw(comm, error);
+    on_all_ranks(comm, [&] { result.emplace(step()); });
     return std::move(*result);
   }
 }

@@ -20,11 +20,10 @@ class CudaBandwidthBuffer final : public BandwidthBuffer {
                         "cudaMemcpy(host to device)");
   }
 
-  std::size_t count_wrong(float expected, std::size_t count) override {
+  const float* read(std::size_t count) override {
     handles::check_cuda(*api_, api_->memcpy(host_.data(), device_.get(), count * sizeof(float), cudaMemcpyDeviceToHost),
                         "cudaMemcpy(device to host)");
-    return static_cast<std::size_t>(std::count_if(host_.begin(), host_.begin() + static_cast<std::ptrdiff_t>(count),
-                                                  [&](float v) { return v != expected; }));
+    return host_.data();
   }
 
  private:

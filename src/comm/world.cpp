@@ -96,14 +96,8 @@ void World::find_head_node() {
   // Each rank resolves the name itself. The head node may map its own name to
   // loopback (Debian's 127.0.1.1) while the others see its routable address, so
   // all ranks adopt the lowest rank's routable answer.
-  std::string mine;
-  std::optional<std::string> error;
-  try {
-    mine = cluster::resolve_head_node(host, source).address.to_string();
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  agree_or_throw(*comm_, error);
+  const std::string mine =
+      on_all_ranks(*comm_, [&] { return cluster::resolve_head_node(host, source).address.to_string(); });
   const auto answers = allgather_strings(*comm_, mine, 64);
   std::string chosen = answers.front();
   for (const auto& a : answers) {

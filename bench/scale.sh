@@ -14,6 +14,12 @@
 #     checkpoints: training tokens/s as hpctrain prints it, the ratio
 #     ZeRO-1/DDP per round and its median (target >= 0.95). 4 ranks
 #     oversubscribe 2 cores, so they have no speed figure.
+#  3. Checkpoint writes at 4 ranks, DDP and DDAP: one file gathered to rank 0
+#     against sharded (checkpoint.sharded: every rank writes its own shard,
+#     rank 0 an index): the largest and smallest peak resident memory over the
+#     ranks and the rank that had the largest, and the write time hpctrain
+#     logs (one file: rank 0's background write; sharded: the slowest shard,
+#     the agreement and the index, in the foreground).
 # --part runs one part only. Writes bench/results/scale-COMMIT.txt (a part
 # run alone: scale-COMMIT-partN.txt) and, with gnuplot, scale-COMMIT.png.
 # Data: $DATA, or the quickstart's data set prepared into a temporary directory.
@@ -21,9 +27,9 @@
 set -euo pipefail
 shopt -s inherit_errexit
 repo=$(cd "$(dirname "$0")/.." && pwd)
-parts=(1 2)
+parts=(1 2 3)
 if [[ ${1:-} == --part ]]; then
-  parts=("${2:?--part needs 1 or 2}")
+  parts=("${2:?--part needs 1, 2 or 3}")
   shift 2
 fi
 rounds=${1:-3} steps=${2:-3}
@@ -32,7 +38,7 @@ commit=$(git -C "$repo" rev-parse --short=12 HEAD)
 results=$repo/bench/results
 mkdir -p "$results"
 out=$results/scale-$commit.txt
-((${#parts[@]} == 2)) || out=$results/scale-$commit-part${parts[0]}.txt
+((${#parts[@]} == 3)) || out=$results/scale-$commit-part${parts[0]}.txt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=${DATA:-}
@@ -110,12 +116,40 @@ speed_part() {
     "${ratios[@]}" | tee -a "$out"
 }
 
+sharded_part() {
+  {
+    echo
+    echo "3. checkpoint writes at 4 ranks (2 steps, then the final checkpoint): one file against sharded"
+    printf '%-8s %-9s %18s %16s %12s\n' reducer layout "peak MiB max (rank)" "peak MiB min" "ckpt write s"
+  } | tee -a "$out"
+  for reducer in ddp ddap; do
+    for sharded in false true; do
+      layout=one-file
+      [[ $sharded == true ]] && layout=sharded
+      # A run that does not fit (the kernel's OOM killer) is a result too.
+      if ! log=$(run 4 0 "ckpt-$reducer-$sharded" --set training.steps=2 --set checkpoint.interval=2 \
+        --set "parallel.reducer=$reducer" --set parallel.merge_every=2 --set "checkpoint.sharded=$sharded" 2>/dev/null)
+      then
+        printf '%-8s %-9s %s\n' "$reducer" "$layout" "failed: $(grep -o 'EXIT CODE: [0-9]*' \
+          "$work/ckpt-$reducer-$sharded.log" | head -1) (9: killed, see dmesg for the OOM killer)" | tee -a "$out"
+        continue
+      fi
+      peak_max=$(grep -oE 'VmHWM\): max [0-9]+ MiB \(rank [0-9]+\)' "$log" | tail -1 | grep -oE '[0-9]+' | paste -sd' ')
+      peak_min=$(field 'min [0-9]+ MiB \(rank' "$log")
+      write_s=$(field 'written: [0-9.]+ MB in [0-9.]+ s' "$log" 2)
+      printf '%-8s %-9s %18s %16s %12s\n' "$reducer" "$layout" "${peak_max% *} (${peak_max#* })" "$peak_min" \
+        "$write_s" | tee -a "$out"
+    done
+  done
+}
+
 rows=()
 for part in "${parts[@]}"; do
   case $part in
     1) memory_part ;;
     2) speed_part ;;
-    *) echo "bench/scale.sh: --part is 1 or 2" >&2; exit 2 ;;
+    3) sharded_part ;;
+    *) echo "bench/scale.sh: --part is 1, 2 or 3" >&2; exit 2 ;;
   esac
 done
 

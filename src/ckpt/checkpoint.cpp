@@ -53,7 +53,7 @@ ckpt_file::ElementType element_type(const at::Tensor& t, const std::string& name
 
 }  // namespace
 
-at::Tensor read_tensor(const Hdf5Reader& file, const std::string& dataset) {
+at::Tensor read_tensor(const StoredCheckpoint& file, const std::string& dataset) {
   const ckpt_file::ArrayInfo info = file.info(dataset);
   torch::Tensor out = torch::empty(info.shape, torch::TensorOptions().dtype(scalar_type(info.type)));
   file.read(dataset, out.data_ptr(), info.bytes);
@@ -61,7 +61,7 @@ at::Tensor read_tensor(const Hdf5Reader& file, const std::string& dataset) {
 }
 
 CheckpointReader::CheckpointReader(const std::filesystem::path& path)
-    : file_(path), info_(ckpt_file::read_checkpoint_info(file_)) {}
+    : file_(path), info_(ckpt_file::read_checkpoint_info(file_.index())) {}
 
 at::Tensor CheckpointReader::tensor(const std::string& dataset, std::int64_t elements, at::ScalarType type) const {
   torch::Tensor t = read_tensor(file_, dataset);
@@ -117,31 +117,43 @@ std::filesystem::path checkpoint_path(const std::filesystem::path& run_dir, std:
   return run_dir / "checkpoints" / ckpt_file::checkpoint_file_name(step);
 }
 
-void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot) {
+namespace {
+
+void add_arrays(ckpt_file::Hdf5Writer& file, Snapshot& snapshot) {
+  std::vector<ckpt_file::ArrayView> arrays;
+  arrays.reserve(snapshot.tensors.size());
+  for (auto& [name, t] : snapshot.tensors) {
+    t = t.contiguous();
+    arrays.push_back({name, element_type(t, name), t.sizes().vec(), t.data_ptr()});
+  }
+  file.arrays(arrays);
+}
+
+void add_root_attributes(ckpt_file::Hdf5Writer& file, Snapshot& snapshot) {
+  ckpt_file::CheckpointInfo& info = snapshot.info;
+  info.git_commit = support::commit_with_state();
+  info.versions = library_versions();
+  file.attribute("format_version", ckpt_file::kFormatVersion);
+  file.attribute("step", info.step);
+  file.attribute("world_size", info.world_size);
+  file.attribute("reducer", info.reducer);
+  file.attribute("config", info.config_toml);
+  file.attribute("tokenizer_sha256", info.tokenizer_sha256);
+  file.attribute("git_commit", info.git_commit);
+  file.attribute("versions", info.versions);
+  for (const auto& [name, value] : snapshot.ints) file.attribute(name, value);
+  for (const auto& [name, value] : snapshot.reals) file.attribute(name, value);
+}
+
+// Writes PATH.tmp-PID with `fill`, fsyncs it, renames it to PATH and fsyncs
+// the directory.
+template <typename Fill>
+void write_atomically(const std::filesystem::path& path, Fill fill) {
   std::filesystem::create_directories(path.parent_path());
   const std::filesystem::path tmp = ckpt_file::temporary_name(path);
   {
     ckpt_file::Hdf5Writer file(tmp);
-    ckpt_file::CheckpointInfo& info = snapshot.info;
-    info.git_commit = support::commit_with_state();
-    info.versions = library_versions();
-    file.attribute("format_version", ckpt_file::kFormatVersion);
-    file.attribute("step", info.step);
-    file.attribute("world_size", info.world_size);
-    file.attribute("reducer", info.reducer);
-    file.attribute("config", info.config_toml);
-    file.attribute("tokenizer_sha256", info.tokenizer_sha256);
-    file.attribute("git_commit", info.git_commit);
-    file.attribute("versions", info.versions);
-    for (const auto& [name, value] : snapshot.ints) file.attribute(name, value);
-    for (const auto& [name, value] : snapshot.reals) file.attribute(name, value);
-    std::vector<ckpt_file::ArrayView> arrays;
-    arrays.reserve(snapshot.tensors.size());
-    for (auto& [name, t] : snapshot.tensors) {
-      t = t.contiguous();
-      arrays.push_back({name, element_type(t, name), t.sizes().vec(), t.data_ptr()});
-    }
-    file.arrays(arrays);
+    fill(file);
     file.finish();
   }
   fsync_path(tmp, false);
@@ -149,7 +161,43 @@ void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot) {
   fsync_path(path.parent_path(), true);
 }
 
-void load_parameters(const Hdf5Reader& file, const std::string& group, model::LanguageModel& model) {
+}  // namespace
+
+void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot) {
+  write_atomically(path, [&](ckpt_file::Hdf5Writer& file) {
+    add_root_attributes(file, snapshot);
+    add_arrays(file, snapshot);
+  });
+}
+
+ckpt_file::ShardEntry write_shard(const std::filesystem::path& index, std::int64_t shard, std::int64_t shards,
+                                  Snapshot snapshot) {
+  ckpt_file::ShardEntry entry;
+  entry.file = ckpt_file::shard_file_name(shard);
+  const auto path = ckpt_file::shard_directory(index) / entry.file;
+  write_atomically(path, [&](ckpt_file::Hdf5Writer& file) {
+    file.attribute("format_version", ckpt_file::kFormatVersion);
+    file.attribute("step", snapshot.info.step);
+    file.attribute(ckpt_file::kShardAttribute, shard);
+    file.attribute(ckpt_file::kShardsAttribute, shards);
+    add_arrays(file, snapshot);
+  });
+  entry.bytes = std::filesystem::file_size(path);
+  entry.sha256 = support::to_hex(ckpt_file::sha256_of_file(path));
+  return entry;
+}
+
+void write_index(const std::filesystem::path& index, Snapshot snapshot,
+                 const std::vector<ckpt_file::ShardEntry>& shards) {
+  if (!snapshot.tensors.empty()) throw CheckpointError(index.string() + ": an index holds no tensors");
+  write_atomically(index, [&](ckpt_file::Hdf5Writer& file) {
+    add_root_attributes(file, snapshot);
+    file.attribute(ckpt_file::kShardsAttribute, static_cast<std::int64_t>(shards.size()));
+    file.attribute(ckpt_file::kShardFilesAttribute, ckpt_file::format_shard_table(shards));
+  });
+}
+
+void load_parameters(const StoredCheckpoint& file, const std::string& group, model::LanguageModel& model) {
   std::map<std::string, bool> in_file;
   for (auto& member : file.members(group)) in_file[member] = false;
   std::vector<std::string> problems;
@@ -181,8 +229,8 @@ void load_parameters(const Hdf5Reader& file, const std::string& group, model::La
 }
 
 void load_weights(const std::filesystem::path& path, model::LanguageModel& model) {
-  const Hdf5Reader file(path);
-  (void)ckpt_file::read_checkpoint_info(file);
+  const StoredCheckpoint file(path);
+  (void)ckpt_file::read_checkpoint_info(file.index());
   load_parameters(file, "model", model);
 }
 

@@ -13,8 +13,8 @@ namespace hpctrain::ckpt {
 
 ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out,
                                 const std::string& group) {
-  const Hdf5Reader file(checkpoint);
-  const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file);
+  const StoredCheckpoint file(checkpoint);
+  const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file.index());
   const auto names = file.members(group);
   if (names.empty()) throw CheckpointError(fmt::format("{}: no /{} parameters to export", file.name(), group));
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ckpt_file/checkpoint_error.h"
+#include "ckpt_file/shard_table.h"
 
 namespace hpctrain::ckpt_file {
 namespace {
@@ -15,7 +16,33 @@ bool is_checkpoint_name(const std::string& name) {
          std::all_of(name.begin() + 5, name.end() - 3, [](char c) { return c >= '0' && c <= '9'; });
 }
 
+bool all_digits(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// rank-RRRRR.h5, or its temporary rank-RRRRR.h5.tmp-PID: the only names a
+// shard directory holds that hpctrain wrote.
+bool is_shard_name(const std::string& name) {
+  if (name.size() < 13 || name.rfind("rank-", 0) != 0 || !all_digits(name.substr(5, 5))) return false;
+  const std::string rest = name.substr(10);
+  return rest == ".h5" || (rest.rfind(".h5.tmp-", 0) == 0 && all_digits(rest.substr(8)));
+}
+
 }  // namespace
+
+std::vector<std::filesystem::path> remove_shards(const std::filesystem::path& shard_dir) {
+  std::vector<std::filesystem::path> removed;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(shard_dir, ec) || std::filesystem::is_symlink(shard_dir, ec)) return removed;
+  for (const auto& entry : std::filesystem::directory_iterator(shard_dir)) {
+    if (!entry.is_symlink() && entry.is_regular_file() && is_shard_name(entry.path().filename().string())) {
+      removed.push_back(entry.path());
+    }
+  }
+  for (const auto& path : removed) std::filesystem::remove(path);
+  std::filesystem::remove(shard_dir, ec);  // only when nothing else is left in it
+  return removed;
+}
 
 std::string checkpoint_file_name(std::int64_t step) { return fmt::format("step-{:08}.h5", step); }
 
@@ -59,6 +86,7 @@ std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path
     if (!kept.empty() && all[i].filename() == kept.filename()) continue;
     std::filesystem::remove(all[i]);
     removed.push_back(all[i]);
+    remove_shards(shard_directory(all[i]));
   }
   return removed;
 }
@@ -73,6 +101,16 @@ std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::pat
     if (mark != std::string::npos && is_checkpoint_name(name.substr(0, mark + 3))) removed.push_back(entry.path());
   }
   for (const auto& path : removed) std::filesystem::remove(path);
+  // Shard directories without their index: a sharded write that never
+  // finished (the index is written last).
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const auto name = entry.path().filename().string();
+    const auto dot = name.rfind(".shards");
+    if (dot == std::string::npos || dot + 7 != name.size() || !entry.is_directory() || entry.is_symlink()) continue;
+    const std::string index = name.substr(0, dot) + ".h5";
+    if (!is_checkpoint_name(index) || std::filesystem::exists(dir / index, ec)) continue;
+    for (auto& shard : remove_shards(entry.path())) removed.push_back(std::move(shard));
+  }
   return removed;
 }
 

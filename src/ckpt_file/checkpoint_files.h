@@ -21,13 +21,20 @@ std::vector<std::filesystem::path> list_checkpoints(const std::filesystem::path&
 // throws CheckpointError when there is none.
 std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_file);
 
-// Deletes all but the newest `keep` checkpoints (keep = 0 keeps everything)
+// Deletes all but the newest `keep` checkpoints (keep = 0 keeps everything;
+// a sharded checkpoint's shards go with its index)
 // and the one named `kept` (the best, checkpoint.keep_best; empty: none);
 // returns what it deleted.
 std::vector<std::filesystem::path> prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep,
                                                      const std::filesystem::path& kept = {});
 
-// Deletes step-*.h5.tmp-* files: the remains of writers that died mid-write.
+// Deletes the shard files hpctrain writes (rank-RRRRR.h5 and their
+// temporaries) in a sharded checkpoint's shard directory, and the directory
+// once empty; anything else in it stays. Returns what it deleted.
+std::vector<std::filesystem::path> remove_shards(const std::filesystem::path& shard_dir);
+
+// Deletes step-*.h5.tmp-* files and the shards of step-*.shards directories
+// whose index is absent: the remains of writers that died mid-write.
 std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::path& dir);
 
 }  // namespace hpctrain::ckpt_file

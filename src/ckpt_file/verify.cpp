@@ -8,6 +8,8 @@
 #include "ckpt_file/checkpoint_files.h"
 #include "ckpt_file/checkpoint_info.h"
 #include "ckpt_file/manifest.h"
+#include "ckpt_file/shard_table.h"
+#include "ckpt_file/stored_checkpoint.h"
 #include "support/in_child.h"
 
 namespace hpctrain::ckpt_file {
@@ -57,6 +59,104 @@ std::string libhdf5_crashed(const support::ChildResult& child) {
 
 }  // namespace
 
+namespace {
+
+// One file's datasets, read (each chunk's Fletcher32 checked by HDF5) and
+// hashed, and from format 3 every attribute its manifest lists, against the
+// manifest it stores. Problems go to `verdict`, prefixed with `label` ("" for
+// the checkpoint's own file, "shard F: " for a shard).
+void check_contents(const Hdf5Reader& file, std::int64_t format, const std::string& label, Verdict& verdict) {
+  Manifest actual;
+  std::vector<std::string> problems;
+  for (const auto& dataset : file.datasets()) {
+    try {
+      const ArrayInfo stored = file.info(dataset);
+      const auto bytes = file.read(dataset);
+      actual.dataset(dataset, stored.type, stored.shape,
+                     support::sha256(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+      ++verdict.datasets;
+      verdict.bytes += bytes.size();
+    } catch (const std::exception& e) {
+      problems.emplace_back(e.what());
+    }
+  }
+  if (format >= 3) {
+    const std::string stored = file.has_attribute(kManifestAttribute) ? file.string_attribute(kManifestAttribute) : "";
+    if (stored.empty()) {
+      problems.emplace_back(fmt::format("format {} without its manifest", format));
+    } else {
+      // The attributes are read by the names the manifest lists (libhdf5
+      // cannot list them safely, see Hdf5Reader::attribute_count); one the
+      // manifest does not list shows in the count.
+      const std::vector<std::string> names = manifest_attribute_names(stored);
+      if (names.size() > kMaxManifestAttributes) {
+        throw CheckpointError(
+            fmt::format("the manifest lists {} attributes, more than {}", names.size(), kMaxManifestAttributes));
+      }
+      for (const auto& name : names) {
+        if (!file.has_attribute(name)) continue;  // reported below as missing from the file
+        switch (file.attribute_kind(name)) {
+          case AttributeKind::kInt: actual.attribute(name, file.int_attribute(name)); break;
+          case AttributeKind::kReal: actual.attribute(name, file.real_attribute(name)); break;
+          case AttributeKind::kString: actual.attribute(name, file.string_attribute(name)); break;
+        }
+      }
+      const std::size_t count = file.attribute_count();
+      if (count != names.size() + 1) {
+        problems.push_back(
+            fmt::format("{} root attributes, but the manifest lists {} and itself", count, names.size()));
+      }
+      if (problems.empty() && stored != actual.text()) {
+        auto differences = manifest_differences(stored, actual.text());
+        if (differences.empty()) differences.emplace_back("the manifest does not match the contents");
+        problems.insert(problems.end(), differences.begin(), differences.end());
+      }
+    }
+  }
+  const std::string prefix = file.name() + ": ";
+  for (auto& problem : problems) {
+    if (problem.rfind(prefix, 0) == 0) problem.erase(0, prefix.size());
+    verdict.problems.push_back(label + problem);
+  }
+}
+
+// A sharded checkpoint's shards (shard_table.h): each listed file present,
+// of the listed size and whole-file SHA-256, and its contents checked as the
+// index's are.
+void check_shards(const Hdf5Reader& index, const std::filesystem::path& path, std::int64_t format, Verdict& verdict) {
+  if (format < 5) {
+    verdict.problems.push_back(fmt::format("format {} has no shards, yet the file lists some", format));
+    return;
+  }
+  const auto table = parse_shard_table(index.string_attribute(kShardFilesAttribute),
+                                       index.int_attribute(kShardsAttribute), index.name());
+  const auto dir = shard_directory(path);
+  for (const auto& entry : table) {
+    const auto file = dir / entry.file;
+    const std::string label = fmt::format("shard {}: ", entry.file);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) {
+      verdict.problems.push_back(label + "missing");
+      continue;
+    }
+    if (const auto size = std::filesystem::file_size(file, ec); ec || size != entry.bytes) {
+      verdict.problems.push_back(fmt::format("{}{} bytes, the index lists {}", label, ec ? 0 : size, entry.bytes));
+      continue;
+    }
+    if (support::to_hex(sha256_of_file(file)) != entry.sha256) {
+      verdict.problems.push_back(label + "its SHA-256 differs from the index's: the file changed after it was written");
+      continue;
+    }
+    try {
+      check_contents(Hdf5Reader(file), format, label, verdict);
+    } catch (const std::exception& e) {
+      verdict.problems.push_back(label + e.what());
+    }
+  }
+}
+
+}  // namespace
+
 Verdict verify_checkpoint_in_process(const std::filesystem::path& path) {
   Verdict verdict;
   verdict.path = path;
@@ -64,62 +164,28 @@ Verdict verify_checkpoint_in_process(const std::filesystem::path& path) {
     const Hdf5Reader file(path);
     const CheckpointInfo info = read_checkpoint_info(file);
     verdict.format = info.format;
-    if (file.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
-    if (info.reducer == "ddap" && !file.has_group("replicas")) verdict.problems.emplace_back("ddap without /replicas");
-    // Every dataset is read (each chunk's Fletcher32 checked by HDF5) and
-    // hashed, and every attribute the manifest lists read, into the manifest
-    // they give.
-    Manifest actual;
-    for (const auto& dataset : file.datasets()) {
-      try {
-        const ArrayInfo stored = file.info(dataset);
-        const auto bytes = file.read(dataset);
-        actual.dataset(dataset, stored.type, stored.shape,
-                       support::sha256(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
-        ++verdict.datasets;
-        verdict.bytes += bytes.size();
-      } catch (const std::exception& e) {
-        verdict.problems.emplace_back(e.what());
-      }
+    const bool sharded = file.has_attribute(kShardsAttribute);
+    if (!sharded) {
+      if (file.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
+      if (info.reducer == "ddap" && !file.has_group("replicas"))
+        verdict.problems.emplace_back("ddap without /replicas");
     }
-    if (info.format >= 3) {
-      const std::string stored =
-          file.has_attribute(kManifestAttribute) ? file.string_attribute(kManifestAttribute) : "";
-      if (stored.empty()) {
-        verdict.problems.emplace_back(fmt::format("format {} without its manifest", info.format));
-      } else {
-        // The attributes are read by the names the manifest lists (libhdf5
-        // cannot list them safely, see Hdf5Reader::attribute_count); one the
-        // manifest does not list shows in the count.
-        const std::vector<std::string> names = manifest_attribute_names(stored);
-        if (names.size() > kMaxManifestAttributes) {
-          throw CheckpointError(
-              fmt::format("the manifest lists {} attributes, more than {}", names.size(), kMaxManifestAttributes));
-        }
-        for (const auto& name : names) {
-          if (!file.has_attribute(name)) continue;  // reported below as missing from the file
-          switch (file.attribute_kind(name)) {
-            case AttributeKind::kInt: actual.attribute(name, file.int_attribute(name)); break;
-            case AttributeKind::kReal: actual.attribute(name, file.real_attribute(name)); break;
-            case AttributeKind::kString: actual.attribute(name, file.string_attribute(name)); break;
-          }
-        }
-        const std::size_t count = file.attribute_count();
-        if (count != names.size() + 1) {
-          verdict.problems.push_back(
-              fmt::format("{} root attributes, but the manifest lists {} and itself", count, names.size()));
-        }
-        if (verdict.problems.empty() && stored != actual.text()) {
-          auto differences = manifest_differences(stored, actual.text());
-          if (differences.empty()) differences.emplace_back("the manifest does not match the contents");
-          verdict.problems.insert(verdict.problems.end(), differences.begin(), differences.end());
-        }
-      }
-    } else {
+    check_contents(file, info.format, "", verdict);
+    if (sharded) check_shards(file, path, info.format, verdict);
+    if (info.format < 3) {
       verdict.warnings.push_back(fmt::format(
           "format {} was written before checkpoints carried a manifest: its attributes (config, step...), element "
           "types and shapes are not covered by any checksum",
           info.format));
+    }
+    if (sharded && verdict.problems.empty()) {
+      // The files as one checkpoint: each shard of this step and place, no
+      // dataset twice, and what every checkpoint holds.
+      const StoredCheckpoint whole(path);
+      if (whole.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
+      if (info.reducer == "ddap" && !whole.has_group("replicas")) {
+        verdict.problems.emplace_back("ddap without /replicas");
+      }
     }
   } catch (const std::exception& e) {
     verdict.problems.emplace_back(e.what());
@@ -145,7 +211,7 @@ Verdict verify_checkpoint(const std::filesystem::path& path) {
 
 void check_libhdf5_survives(const std::filesystem::path& path) {
   const support::ChildResult child = support::run_in_child([&] {
-    const Hdf5Reader file(path);
+    const StoredCheckpoint file(path);
     for (const auto& dataset : file.datasets()) (void)file.info(dataset);
     return std::string();
   });

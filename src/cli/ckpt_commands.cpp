@@ -21,11 +21,15 @@ std::string megabytes(std::size_t bytes) { return fmt::format("{:.2f} MB", stati
 void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ostream& out) {
   const auto path = ckpt_file::find_checkpoint(target);
   ckpt_file::check_libhdf5_survives(path);
-  const ckpt_file::Hdf5Reader file(path);
-  const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file);
+  const ckpt_file::StoredCheckpoint file(path);
+  const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file.index());
   fmt::print(out, "checkpoint   {}\n", path.string());
   fmt::print(out, "step         {}\n", info.step);
   fmt::print(out, "reducer      {} over {} rank{}\n", info.reducer, info.world_size, info.world_size == 1 ? "" : "s");
+  if (!file.shards().empty()) {
+    fmt::print(out, "shards       {}, one per rank, in {}\n", file.shards().size(),
+               ckpt_file::shard_directory(path).string());
+  }
   for (const char* name : {"epoch", "sampler_step", "ddap_merges"}) {
     if (file.has_attribute(name)) fmt::print(out, "{:<12} {}\n", name, file.int_attribute(name));
   }

@@ -291,6 +291,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   c.keep = checkpoint.integer("keep", c.keep, 0, kMax);
   c.keep_best = checkpoint.boolean("keep_best", c.keep_best);
   c.async = checkpoint.boolean("async", c.async);
+  c.sharded = checkpoint.boolean("sharded", c.sharded);
   const std::string resume = checkpoint.string("resume", "auto");
   c.resume = resume == "auto" ? ResumeMode::kAuto : resume == "never" ? ResumeMode::kNever : ResumeMode::kFile;
   if (c.resume == ResumeMode::kFile) c.resume_file = resume;

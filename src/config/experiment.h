@@ -234,7 +234,10 @@ struct CheckpointConfig {
   // Also keep the checkpoint of the lowest evaluation loss, never pruned
   // (written at that evaluation when it is not a checkpoint step).
   bool keep_best = true;
-  bool async = true;                      // write on a background thread while training goes on
+  bool async = true;  // write on a background thread while training goes on
+  // Every rank writes its own shard in parallel, rank 0 an index after them
+  // (docs/checkpoints.md, "Sharded checkpoints"); off: rank 0 writes one file.
+  bool sharded = false;
   ResumeMode resume = ResumeMode::kAuto;  // auto (newest that verifies), never, or a file
   std::string resume_file;                // resume = kFile
   Signal signal = Signal::kUsr1;

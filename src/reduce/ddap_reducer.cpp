@@ -46,7 +46,8 @@ void DdapReducer::save(ckpt::Snapshot& s) {
   const DdapState d = state();
   const optim::AdamState adam = optim::adam_state(optimizer_, model_);
   // Each rank's replica, moments and (with a merge in flight) θ at its start,
-  // broadcast from each rank in turn and kept by rank 0.
+  // broadcast from each rank in turn and kept by rank 0; sharded, each rank
+  // keeps its own for its shard.
   std::vector<at::Tensor> mine_parts = {flatten(model_.parameters()).to(torch::kCPU),
                                         flatten(adam.exp_avg).to(torch::kCPU),
                                         flatten(adam.exp_avg_sq).to(torch::kCPU)};
@@ -56,11 +57,15 @@ void DdapReducer::save(ckpt::Snapshot& s) {
   const torch::Tensor my_steps = torch::tensor(adam.steps, torch::kInt64);
   const std::int64_t n = model_.parameter_count();
   for (int r = 0; r < control_.size(); ++r) {
+    // Sharded, each rank writes its own replica and nothing travels.
+    if (s.sharded && r != rank) continue;
     torch::Tensor values = r == rank ? mine.clone() : torch::empty_like(mine);
     torch::Tensor steps = r == rank ? my_steps.clone() : torch::empty_like(my_steps);
-    control_.broadcast(values.data_ptr(), static_cast<std::size_t>(values.numel()), comm::DType::kFloat32, r);
-    control_.broadcast(steps.data_ptr(), static_cast<std::size_t>(steps.numel()), comm::DType::kInt64, r);
-    if (rank != 0) continue;
+    if (!s.sharded) {
+      control_.broadcast(values.data_ptr(), static_cast<std::size_t>(values.numel()), comm::DType::kFloat32, r);
+      control_.broadcast(steps.data_ptr(), static_cast<std::size_t>(steps.numel()), comm::DType::kInt64, r);
+      if (rank != 0) continue;
+    }
     const std::string group = ddap_replica_group(r);
     ckpt::add_parameters(s, group + "/model", values.narrow(0, 0, n), model_);
     ckpt::add_parameters(s, group + "/optimizer/exp_avg", values.narrow(0, n, n), model_);

@@ -173,6 +173,33 @@ void DdpReducer::after_optimizer_step(std::int64_t step, bool /*epoch_end*/) {
 }
 
 void DdpReducer::save(ckpt::Snapshot& snapshot) {
+  const int rank = control_.rank();
+  const int ranks = control_.size();
+  if (snapshot.sharded && shard_) {
+    // Each rank its share of the weights and the moments it holds, as
+    // pieces; rank 0 the step counts, which every rank shares.
+    add_owned_parameters(snapshot, "model", model_, rank, ranks);
+    std::vector<std::string> names;
+    for (const auto& item : model_.named_parameters()) names.push_back(item.key());
+    for (auto& piece : shard_->pieces()) {
+      snapshot.tensors.emplace_back(moment_piece_name("optimizer", "exp_avg", names[piece.param], piece.first),
+                                    std::move(piece.exp_avg));
+      snapshot.tensors.emplace_back(moment_piece_name("optimizer", "exp_avg_sq", names[piece.param], piece.first),
+                                    std::move(piece.exp_avg_sq));
+    }
+    if (rank == 0) {
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        snapshot.tensors.emplace_back("optimizer/step/" + names[i],
+                                      torch::full({1}, shard_->steps()[i], torch::kInt64));
+      }
+    }
+    return;
+  }
+  if (snapshot.sharded) {
+    // The replicas are identical: each rank writes its share of them.
+    save_replica_shard(snapshot, "model", "optimizer", model_, optimizer_, rank, ranks);
+    return;
+  }
   if (shard_) {
     // The same layout as without ZeRO-1: the shards gathered whole on rank 0.
     optim::AdamState whole = shard_->gather(comm_);

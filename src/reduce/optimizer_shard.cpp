@@ -150,6 +150,18 @@ void OptimizerShard::load(const optim::AdamState& whole) {
   }
 }
 
+std::vector<OptimizerShard::Piece> OptimizerShard::pieces() const {
+  std::vector<Piece> out;
+  for (const Bucket& bucket : buckets_) {
+    for (const Segment& seg : bucket.segments) {
+      out.push_back({seg.param, seg.param_offset,
+                     bucket.exp_avg.narrow(0, seg.shard_offset, seg.length).to(torch::kCPU).contiguous().clone(),
+                     bucket.exp_avg_sq.narrow(0, seg.shard_offset, seg.length).to(torch::kCPU).contiguous().clone()});
+    }
+  }
+  return out;
+}
+
 std::int64_t OptimizerShard::state_bytes() const {
   std::int64_t bytes = 0;
   for (const Bucket& bucket : buckets_) {

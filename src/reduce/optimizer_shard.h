@@ -50,6 +50,16 @@ class OptimizerShard {
   // Collective over `comm` (its rank is this shard's): the whole AdamW state
   // on rank 0, an empty one elsewhere.
   [[nodiscard]] optim::AdamState gather(comm::Communicator& comm) const;
+  // This rank's moments as they lie in its shards, for a sharded checkpoint:
+  // one piece per segment, host copies. Every rank holds the step counts.
+  struct Piece {
+    std::size_t param;
+    std::int64_t first;  // element within the flattened parameter
+    at::Tensor exp_avg;
+    at::Tensor exp_avg_sq;
+  };
+  [[nodiscard]] std::vector<Piece> pieces() const;
+  [[nodiscard]] const std::vector<std::int64_t>& steps() const { return steps_; }
   // Takes this rank's shard of a whole state (every rank passes the whole).
   void load(const optim::AdamState& whole);
 

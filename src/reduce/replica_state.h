@@ -20,6 +20,16 @@ std::string ddap_replica_group(int rank);
 // Host copies, taken now (training may go on while the snapshot is written).
 void save_replica(ckpt::Snapshot& snapshot, const std::string& model_group, const std::string& optimizer_group,
                   const model::LanguageModel& model, optim::AdamW& optimizer);
+// Sharded checkpoints: parameters in registration order cut into `ranks` runs
+// of about equal bytes; element i is the rank whose shard holds parameter i's
+// weights and moments.
+std::vector<int> shard_owners(const model::LanguageModel& model, int ranks);
+// save_replica's datasets for the parameters `rank` owns (shard_owners).
+void save_replica_shard(ckpt::Snapshot& snapshot, const std::string& model_group, const std::string& optimizer_group,
+                        const model::LanguageModel& model, optim::AdamW& optimizer, int rank, int ranks);
+// Host copies of the parameters `rank` owns, under GROUP/<parameter>.
+void add_owned_parameters(ckpt::Snapshot& snapshot, const std::string& group, const model::LanguageModel& model,
+                          int rank, int ranks);
 // Throws CheckpointError naming what is missing or has another shape.
 void load_replica(const ckpt::CheckpointReader& checkpoint, const std::string& model_group,
                   const std::string& optimizer_group, model::LanguageModel& model, optim::AdamW& optimizer);
@@ -34,7 +44,17 @@ void add_adam_state(ckpt::Snapshot& snapshot, const std::string& group, optim::A
 // AdamW's moments in the order DDAP keeps them flat (merges, checkpoints):
 // every first moment, then every second; the tensors themselves, not copies.
 std::vector<at::Tensor> moments_in_order(const optim::AdamState& adam);
+// GROUP/{exp_avg,exp_avg_sq,step}/<parameter>; or, where the checkpoint
+// holds them, the moments as pieces (kMomentPieces, ZeRO-1's sharded
+// checkpoints), which must tile each parameter exactly.
 optim::AdamState read_adam_state(const ckpt::CheckpointReader& checkpoint, const std::string& group,
                                  const model::LanguageModel& model);
+
+// ZeRO-1's moments in a sharded checkpoint, as each rank holds them: a piece
+// of a parameter's flattened moment per dataset,
+// GROUP/pieces/{exp_avg,exp_avg_sq}/<parameter>/<first element, 12 digits>.
+constexpr const char* kMomentPieces = "pieces";
+std::string moment_piece_name(const std::string& group, const std::string& moment, const std::string& parameter,
+                              std::int64_t first);
 
 }  // namespace hpctrain::reduce

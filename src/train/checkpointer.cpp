@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 
 #include "ckpt_file/checkpoint_files.h"
 #include "ckpt_file/verify.h"
@@ -13,6 +17,14 @@ namespace hpctrain::train {
 namespace {
 
 enum class Choice : std::int64_t { kNone, kFile, kError };
+
+// Test-only (tests/cli/sharded-checkpoints.sh): HPCTRAIN_TEST_KILL_AFTER_SHARD=
+// RANK:STEP makes that rank SIGKILL itself once its shard of that step is on
+// disk, before the index: a rank lost in the middle of a sharded write.
+void die_here_if_asked(int rank, std::int64_t step) {
+  const char* value = std::getenv("HPCTRAIN_TEST_KILL_AFTER_SHARD");
+  if (value != nullptr && fmt::format("{}:{}", rank, step) == value) kill(getpid(), SIGKILL);
+}
 
 }  // namespace
 
@@ -73,7 +85,48 @@ void Checkpointer::report(const ckpt::Written& w) {
                         w.pruned.empty() ? "" : fmt::format("; removed {} older", w.pruned.size())));
 }
 
+void Checkpointer::write_sharded(std::int64_t step, ckpt::Snapshot snapshot) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto path = ckpt::checkpoint_path(run_dir_, step);
+  const int rank = world_.rank();
+  const std::size_t bytes = snapshot.bytes();
+  // The index gets rank 0's root attributes; every rank's tensors go to its shard.
+  ckpt::Snapshot index;
+  index.info = snapshot.info;
+  index.ints = std::move(snapshot.ints);
+  index.reals = std::move(snapshot.reals);
+  const ckpt_file::ShardEntry mine = comm::on_all_ranks(world_.comm(), [&] {
+    auto entry = ckpt::write_shard(path, rank, world_.size(), std::move(snapshot));
+    die_here_if_asked(rank, step);
+    return entry;
+  });
+  std::string lines;
+  for (const auto& line : comm::allgather_strings(world_.comm(), ckpt_file::format_shard_table({mine}), 4096)) {
+    lines += line;
+  }
+  const auto table = ckpt_file::parse_shard_table(lines, world_.size(), "the ranks' shard table");
+  std::size_t total = 0;
+  for (const auto& entry : table) total += entry.bytes;
+  std::vector<std::filesystem::path> pruned;
+  comm::on_all_ranks(world_.comm(), [&] {
+    if (rank != 0) return;
+    ckpt::write_index(path, std::move(index), table);
+    const bool keeps_best = experiment_.checkpoint.keep_best && best_step_ >= 0;
+    pruned = ckpt_file::prune_checkpoints(
+        path.parent_path(), experiment_.checkpoint.keep,
+        keeps_best ? ckpt::checkpoint_path(run_dir_, best_step_) : std::filesystem::path());
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log_.line(fmt::format("checkpoint at step {}: {} shards written in parallel, this rank's {:.1f} MB; {:.1f} MB in all",
+                        step, world_.size(), static_cast<double>(bytes) / 1e6, static_cast<double>(total) / 1e6));
+  report({path, total, seconds, pruned});
+}
+
 void Checkpointer::write(std::int64_t step, ckpt::Snapshot snapshot, bool wait) {
+  if (experiment_.checkpoint.sharded) {
+    write_sharded(step, std::move(snapshot));
+    return;
+  }
   const auto start = std::chrono::steady_clock::now();
   const bool writer = world_.rank() == 0;
   if (writer) {

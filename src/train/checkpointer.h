@@ -31,7 +31,8 @@ class Checkpointer {
   [[nodiscard]] std::optional<std::filesystem::path> choose_resume();
 
   // Writes `snapshot` as the checkpoint of step `step` (rank 0; the others pass
-  // theirs, which is dropped). With `wait`, returns when it is on disk.
+  // theirs, which is dropped; sharded, every rank its shard). With `wait`,
+  // returns when it is on disk.
   void write(std::int64_t step, ckpt::Snapshot snapshot, bool wait);
   // Reports a background write that has finished.
   void poll();
@@ -45,6 +46,10 @@ class Checkpointer {
 
  private:
   void report(const ckpt::Written& written);
+  // checkpoint.sharded: every rank writes its shard, then (agreed) rank 0 the
+  // index and the pruning. In the foreground: the index needs every rank's
+  // shard on disk, which a background write would only know at a later step.
+  void write_sharded(std::int64_t step, ckpt::Snapshot snapshot);
 
   const config::Experiment& experiment_;
   comm::World& world_;

@@ -24,7 +24,7 @@ TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoi
   auto experiment = config::load_experiment_text(info.config_toml, path.string() + " (stored config)", overrides);
   auto tokenizer = data::Tokenizer::load(std::filesystem::path(experiment.data.dir) / "tokenizer.model");
   auto model = model::make_model(experiment.model, tokenizer.vocab_size());
-  const ckpt::Hdf5Reader file(path);
+  const ckpt::StoredCheckpoint file(path);
   const std::string group = weights_group(choice);
   if (choice.ema && file.members(group).empty()) {
     throw ckpt::CheckpointError(

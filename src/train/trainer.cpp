@@ -337,13 +337,16 @@ void Trainer::checkpoint(bool wait) {
   s.info.reducer = config::name_of(experiment_.parallel.reducer);
   s.info.config_toml = experiment_.resolved_toml;
   s.info.tokenizer_sha256 = tokenizer_ ? tokenizer_->hash() : std::string();
+  s.sharded = experiment_.checkpoint.sharded;
   reducer_->save(s);  // the model, the optimizer, the replicas: collective
   data_->save(s);
   window_.save(s);
   checkpointer_->save(s);
-  if (ema_) ema_->save(s, *model_);
+  // What follows is the same on every rank: sharded, rank 0's shard holds it.
+  const bool writes_shared = !s.sharded || world_.rank() == 0;
+  if (ema_ && writes_shared) ema_->save(s, *model_);
   s.reals.emplace_back("lr", schedule_.at(step_));  // for readers: the step is the schedule's whole state
-  {
+  if (writes_shared) {
     at::Generator generator = cpu_generator();
     const std::lock_guard lock(generator.mutex());
     s.tensors.emplace_back("rng/torch_cpu", generator.get_state().clone());

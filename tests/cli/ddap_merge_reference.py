@@ -10,8 +10,13 @@ is the anchor, the replicas are merged by the run's rule (average, ties or
 diloco, from the checkpoint's own config) and the anchor steps once more.
 Every operation is the one hpctrain does, in float32 and in the same order,
 so the hash must match bit for bit.
+
+A sharded checkpoint (checkpoint.sharded) is its index plus the shard files
+the index lists in its attribute shard_files, under step-N.shards/; h5py reads
+each and a dataset is taken from whichever file holds it.
 """
 import hashlib
+import os
 import sys
 import tomllib
 
@@ -19,6 +24,26 @@ import h5py
 import numpy as np
 
 f32 = np.float32
+
+
+class Stored:
+    """A checkpoint as one file or an index with its shards: the index's
+    attributes, and each path from the file that holds it."""
+
+    def __init__(self, path):
+        index = h5py.File(path, "r")
+        self.attrs = index.attrs
+        self.files = [index]
+        if "shards" in index.attrs:
+            directory = path[:-len(".h5")] + ".shards"
+            table = index.attrs["shard_files"].decode()
+            self.files += [h5py.File(os.path.join(directory, line.split()[0]), "r") for line in table.splitlines()]
+
+    def __getitem__(self, path):
+        for f in self.files:
+            if path in f:
+                return f[path]
+        raise KeyError(path)
 
 
 def parameter_order(f):
@@ -66,7 +91,7 @@ def merged_delta(deltas, rule):
 
 
 def main():
-    f = h5py.File(sys.argv[1], "r")
+    f = Stored(sys.argv[1])
     rule = tomllib.loads(f.attrs["config"].decode())["parallel"]
     order, _ = parameter_order(f)
     ranks = int(f.attrs["world_size"])

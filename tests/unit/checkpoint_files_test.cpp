@@ -3,8 +3,12 @@
 #include "ckpt_file/checkpoint_files.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
+#include <unistd.h>
+#include "ckpt_file/checkpoint_error.h"
+#include "ckpt_file/shard_table.h"
+
+#include <algorithm>
 #include <fstream>
 
 namespace hpctrain::ckpt_file {
@@ -57,6 +61,53 @@ TEST_F(CheckpointFilesTest, RemovesOnlyCheckpointTemporaries) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "step-00000004.h5"));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "model.safetensors.tmp-1"));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "other.h5.tmp-1"));
+}
+
+// Shards whose index never came (a rank died mid-write) go, and with them
+// only the names hpctrain writes; a complete checkpoint's shards stay.
+TEST_F(CheckpointFilesTest, RemovesShardsWithoutTheirIndexAndNothingElse) {
+  std::filesystem::create_directories(dir_ / "step-00000008.shards");
+  std::filesystem::create_directories(dir_ / "step-00000004.shards");
+  touch("step-00000004.h5");
+  touch("step-00000004.shards/rank-00000.h5");
+  touch("step-00000008.shards/rank-00000.h5");
+  touch("step-00000008.shards/rank-00001.h5.tmp-77");
+  touch("step-00000008.shards/notes.txt");
+  auto removed = names(remove_temporaries(dir_));
+  std::sort(removed.begin(), removed.end());
+  EXPECT_EQ(removed, (std::vector<std::string>{"rank-00000.h5", "rank-00001.h5.tmp-77"}));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "step-00000004.shards/rank-00000.h5"));
+  EXPECT_TRUE(
+      std::filesystem::exists(dir_ / "step-00000008.shards/notes.txt"));  // not ours: it stays, and its directory
+}
+
+TEST_F(CheckpointFilesTest, PruningTakesTheShardsWithTheIndex) {
+  for (std::int64_t step : {1, 2}) {
+    touch(checkpoint_file_name(step));
+    std::filesystem::create_directories(dir_ / shard_directory(checkpoint_file_name(step)));
+    touch((shard_directory(checkpoint_file_name(step)) / shard_file_name(0)).string());
+  }
+  EXPECT_EQ(names(prune_checkpoints(dir_, 1)), (std::vector<std::string>{"step-00000001.h5"}));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "step-00000001.shards"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "step-00000002.shards/rank-00000.h5"));
+}
+
+// The table an index stores names nothing but rank-RRRRR.h5 in order: no
+// other file can be reached through it.
+TEST(ShardTable, ReadsBackWhatItWritesAndRefusesOtherNames) {
+  const std::string digest(64, 'a');
+  const std::vector<ShardEntry> table = {{"rank-00000.h5", 10, digest}, {"rank-00001.h5", 20, digest}};
+  const auto back = parse_shard_table(format_shard_table(table), 2, "f");
+  ASSERT_EQ(back.size(), 2U);
+  EXPECT_EQ(back[1].file, "rank-00001.h5");
+  EXPECT_EQ(back[1].bytes, 20U);
+  EXPECT_THROW((void)parse_shard_table(format_shard_table(table), 3, "f"), CheckpointError);
+  EXPECT_THROW((void)parse_shard_table(format_shard_table(table), 1, "f"), CheckpointError);
+  for (const std::string& bad :
+       {"../rank-00000.h5 10 " + digest, "rank-00001.h5 10 " + digest, "rank-00000.h5 10 " + std::string(64, 'G'),
+        std::string("rank-00000.h5 10"), "rank-00000.h5 x " + digest}) {
+    EXPECT_THROW((void)parse_shard_table(bad + "\n", 1, "f"), CheckpointError) << bad;
+  }
 }
 
 }  // namespace

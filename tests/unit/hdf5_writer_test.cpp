@@ -47,7 +47,7 @@ TEST(Hdf5WriterTest, EveryShapeReadsBackThroughHdf5sChecksums) {
     writer.arrays(arrays);
     writer.finish();
   }
-  const ckpt_file::Hdf5Reader reader(path);
+  const ckpt_file::StoredCheckpoint reader(path);
   for (const auto& [name, expected] : named) {
     const torch::Tensor read = read_tensor(reader, name);
     EXPECT_EQ(read.scalar_type(), expected.scalar_type()) << name;
@@ -80,7 +80,7 @@ TEST(Hdf5WriterTest, AManifestOver64KiBIsWrittenAndReadBack) {
     writer.arrays(arrays);
     writer.finish();
   }
-  const ckpt_file::Hdf5Reader reader(path);
+  const ckpt_file::StoredCheckpoint reader(path);
   EXPECT_GT(reader.string_attribute("manifest").size(), std::size_t{64} << 10);
   EXPECT_EQ(reader.string_attribute("config"), std::string(70000, 'x'));
   EXPECT_TRUE(torch::equal(read_tensor(reader, names.back()), value));

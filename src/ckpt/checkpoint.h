@@ -24,7 +24,6 @@
 namespace hpctrain::ckpt {
 
 using ckpt_file::CheckpointError;
-using ckpt_file::Hdf5Reader;
 using ckpt_file::StoredCheckpoint;
 
 struct Snapshot {

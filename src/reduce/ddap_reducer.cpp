@@ -41,31 +41,34 @@ std::vector<std::string> DdapReducer::incompatibilities(const ckpt_file::Checkpo
   return diff;
 }
 
-void DdapReducer::save(ckpt::Snapshot& s) {
+namespace {
+
+// A host copy nobody else holds: one copy whether `t` lives on a GPU or not.
+torch::Tensor host_copy(const torch::Tensor& t) { return t.is_cpu() ? t.clone() : t.to(torch::kCPU); }
+
+}  // namespace
+
+void DdapReducer::gather_replicas(ckpt::Snapshot& s, const DdapState& d) {
   const int rank = control_.rank();
-  const DdapState d = state();
   const optim::AdamState adam = optim::adam_state(optimizer_, model_);
   // Each rank's replica, moments and (with a merge in flight) θ at its start,
-  // broadcast from each rank in turn and kept by rank 0; sharded, each rank
-  // keeps its own for its shard.
+  // broadcast from each rank in turn and kept by rank 0.
   std::vector<at::Tensor> mine_parts = {flatten(model_.parameters()).to(torch::kCPU),
                                         flatten(adam.exp_avg).to(torch::kCPU),
                                         flatten(adam.exp_avg_sq).to(torch::kCPU)};
   if (d.started_at >= 0) mine_parts.push_back(d.theta_at_start.to(torch::kCPU));
   if (d.moments_at_start.defined()) mine_parts.push_back(d.moments_at_start.to(torch::kCPU));
   const torch::Tensor mine = torch::cat(mine_parts);
+  mine_parts.clear();
   const torch::Tensor my_steps = torch::tensor(adam.steps, torch::kInt64);
   const std::int64_t n = model_.parameter_count();
   for (int r = 0; r < control_.size(); ++r) {
-    // Sharded, each rank writes its own replica and nothing travels.
-    if (s.sharded && r != rank) continue;
-    torch::Tensor values = r == rank ? mine.clone() : torch::empty_like(mine);
-    torch::Tensor steps = r == rank ? my_steps.clone() : torch::empty_like(my_steps);
-    if (!s.sharded) {
-      control_.broadcast(values.data_ptr(), static_cast<std::size_t>(values.numel()), comm::DType::kFloat32, r);
-      control_.broadcast(steps.data_ptr(), static_cast<std::size_t>(steps.numel()), comm::DType::kInt64, r);
-      if (rank != 0) continue;
-    }
+    // The root's buffer is only read by the broadcast: its own, not a copy.
+    torch::Tensor values = r == rank ? mine : torch::empty_like(mine);
+    torch::Tensor steps = r == rank ? my_steps : torch::empty_like(my_steps);
+    control_.broadcast(values.data_ptr(), static_cast<std::size_t>(values.numel()), comm::DType::kFloat32, r);
+    control_.broadcast(steps.data_ptr(), static_cast<std::size_t>(steps.numel()), comm::DType::kInt64, r);
+    if (rank != 0) continue;
     const std::string group = ddap_replica_group(r);
     ckpt::add_parameters(s, group + "/model", values.narrow(0, 0, n), model_);
     ckpt::add_parameters(s, group + "/optimizer/exp_avg", values.narrow(0, n, n), model_);
@@ -80,6 +83,22 @@ void DdapReducer::save(ckpt::Snapshot& s) {
     if (d.moments_at_start.defined()) {
       s.tensors.emplace_back(group + "/ddap_moments_at_start", values.narrow(0, 4 * n, 2 * n).clone());
     }
+  }
+}
+
+void DdapReducer::save(ckpt::Snapshot& s) {
+  const int rank = control_.rank();
+  const DdapState d = state();
+  if (s.sharded) {
+    // Each rank's shard holds its own replica, copied once; nothing travels.
+    const std::string group = ddap_replica_group(rank);
+    save_replica(s, group + "/model", group + "/optimizer", model_, optimizer_);
+    if (d.started_at >= 0) s.tensors.emplace_back(group + "/ddap_theta_at_start", host_copy(d.theta_at_start));
+    if (d.moments_at_start.defined()) {
+      s.tensors.emplace_back(group + "/ddap_moments_at_start", host_copy(d.moments_at_start));
+    }
+  } else {
+    gather_replicas(s, d);
   }
   if (rank != 0) return;
   ckpt::add_parameters(s, "model", d.anchor.to(torch::kCPU), model_);

@@ -91,6 +91,8 @@ class DdapReducer final : public Reducer {
   [[nodiscard]] std::int64_t merges() const { return merges_; }
 
  private:
+  // A one-file checkpoint: every rank's replica broadcast in turn, kept by rank 0.
+  void gather_replicas(ckpt::Snapshot& snapshot, const DdapState& state);
   struct Merged {
     at::Tensor delta;    // M
     at::Tensor moments;  // the mean of the ranks' moments, with merge_moments

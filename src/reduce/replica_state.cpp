@@ -69,7 +69,7 @@ torch::Tensor assemble_pieces(const ckpt::CheckpointReader& checkpoint, const st
   torch::Tensor whole = torch::empty({like.numel()}, torch::kFloat32);
   std::int64_t covered = 0;
   for (const auto& member : checkpoint.file().members(dir)) {  // sorted: 12 digits each
-    const std::string name = dir + "/" + member;
+    const std::string name = fmt::format("{}/{}", dir, member);
     const bool digits =
         member.size() == 12 && std::all_of(member.begin(), member.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits || std::stoll(member) != covered) {

@@ -22,6 +22,7 @@ enum class Choice : std::int64_t { kNone, kFile, kError };
 // RANK:STEP makes that rank SIGKILL itself once its shard of that step is on
 // disk, before the index: a rank lost in the middle of a sharded write.
 void die_here_if_asked(int rank, std::int64_t step) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): nothing sets the environment once training runs
   const char* value = std::getenv("HPCTRAIN_TEST_KILL_AFTER_SHARD");
   if (value != nullptr && fmt::format("{}:{}", rank, step) == value) kill(getpid(), SIGKILL);
 }

@@ -23,7 +23,7 @@
 # --part runs one part only. Writes bench/results/scale-COMMIT.txt (a part
 # run alone: scale-COMMIT-partN.txt) and, with gnuplot, scale-COMMIT.png.
 # Data: $DATA, or the quickstart's data set prepared into a temporary directory.
-# Takes ~15 minutes on 2 cores (a GPT-2-small step is ~10 s here).
+# Takes ~20 minutes on 2 cores (a GPT-2-small step is ~10 s here).
 set -euo pipefail
 shopt -s inherit_errexit
 repo=$(cd "$(dirname "$0")/.." && pwd)

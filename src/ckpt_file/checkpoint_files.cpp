@@ -20,11 +20,15 @@ bool all_digits(const std::string& text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// rank-RRRRR.h5, or its temporary rank-RRRRR.h5.tmp-PID: the only names a
-// shard directory holds that hpctrain wrote.
+// rank-RRRRR.h5 (five digits or more), or its temporary
+// rank-RRRRR.h5.tmp-PID: the only names a shard directory holds that hpctrain
+// wrote.
 bool is_shard_name(const std::string& name) {
-  if (name.size() < 13 || name.rfind("rank-", 0) != 0 || !all_digits(name.substr(5, 5))) return false;
-  const std::string rest = name.substr(10);
+  const auto dot = name.find('.');
+  if (name.rfind("rank-", 0) != 0 || dot == std::string::npos || dot < 10 || !all_digits(name.substr(5, dot - 5))) {
+    return false;
+  }
+  const std::string rest = name.substr(dot);
   return rest == ".h5" || (rest.rfind(".h5.tmp-", 0) == 0 && all_digits(rest.substr(8)));
 }
 

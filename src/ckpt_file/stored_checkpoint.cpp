@@ -12,7 +12,7 @@ constexpr std::int64_t kMaxShards = std::int64_t{1} << 20;
 }  // namespace
 
 StoredCheckpoint::StoredCheckpoint(const std::filesystem::path& path) : index_(path) {
-  for (const auto& d : index_.datasets()) where_[d] = &index_;
+  for (const auto& d : index_.datasets()) where_[d] = -1;
   if (index_.has_attribute(kShardsAttribute)) {
     const std::int64_t count = index_.int_attribute(kShardsAttribute);
     if (count < 1 || count > kMaxShards) {
@@ -31,22 +31,23 @@ StoredCheckpoint::StoredCheckpoint(const std::filesystem::path& path) : index_(p
         throw CheckpointError(fmt::format("{}: shard {} holds {} bytes, the index lists {}", name(), file.string(),
                                           ec ? 0 : size, table[i].bytes));
       }
-      auto shard = std::make_unique<Hdf5Reader>(file);
+      const Hdf5Reader shard(file);  // closed again at the end of the iteration
       const auto expect = [&](const char* attribute, std::int64_t want) {
-        if (const std::int64_t got = shard->int_attribute(attribute); got != want) {
-          throw CheckpointError(fmt::format("{}: attribute {} is {}, the index {} expects {}", shard->name(), attribute,
+        if (const std::int64_t got = shard.int_attribute(attribute); got != want) {
+          throw CheckpointError(fmt::format("{}: attribute {} is {}, the index {} expects {}", shard.name(), attribute,
                                             got, name(), want));
         }
       };
       expect(kShardAttribute, static_cast<std::int64_t>(i));
       expect(kShardsAttribute, count);
       expect("step", step);
-      for (const auto& d : shard->datasets()) {
-        if (!where_.emplace(d, shard.get()).second) {
-          throw CheckpointError(fmt::format("{}: dataset {} is also in {}", shard->name(), d, where_.at(d)->name()));
+      for (const auto& d : shard.datasets()) {
+        if (const auto [it, added] = where_.emplace(d, static_cast<std::int64_t>(i)); !added) {
+          throw CheckpointError(fmt::format("{}: dataset {} is also in {}", shard.name(), d,
+                                            it->second < 0 ? name() : shard_paths_.at(it->second).string()));
         }
       }
-      shards_.push_back(std::move(shard));
+      shard_paths_.push_back(file);
     }
   }
   datasets_.reserve(where_.size());
@@ -71,7 +72,14 @@ std::vector<std::string> StoredCheckpoint::members(const std::string& group) con
 const Hdf5Reader& StoredCheckpoint::holder(const std::string& dataset) const {
   const auto it = where_.find(dataset);
   // The index reports a missing dataset as it always has.
-  return it == where_.end() ? index_ : *it->second;
+  if (it == where_.end() || it->second < 0) return index_;
+  if (open_shard_ != it->second) {
+    open_shard_ = -1;  // until the new one is open
+    open_.reset();
+    open_ = std::make_unique<Hdf5Reader>(shard_paths_.at(static_cast<std::size_t>(it->second)));
+    open_shard_ = it->second;
+  }
+  return *open_;
 }
 
 }  // namespace hpctrain::ckpt_file

@@ -1,10 +1,12 @@
 // A checkpoint as readers see it, one file or sharded (shard_table.h): the
 // index's root attributes, and every dataset found in whichever file holds
 // it. Single-file checkpoints read exactly as before. A sharded one opens its
-// index and every shard the index lists, checks that each shard exists with
-// the listed size, belongs to this step and this position, and that no
-// dataset is in two files; the whole-file digests are checked by
-// verification (verify.h), which runs before anything trusts a checkpoint.
+// index and, one at a time, every shard the index lists, checks that each
+// exists with the listed size, belongs to this step and this position, and
+// that no dataset is in two files; then it keeps one shard open at a time,
+// the one last read from, so a rank never holds N files open. The
+// whole-file digests are checked by verification (verify.h), which runs
+// before anything trusts a checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +27,8 @@ class StoredCheckpoint {
   // The index's (or the only file's) name, as errors name it.
   [[nodiscard]] const std::string& name() const { return index_.name(); }
   [[nodiscard]] const Hdf5Reader& index() const { return index_; }
-  // The shard files (empty for a single-file checkpoint).
-  [[nodiscard]] const std::vector<std::unique_ptr<Hdf5Reader>>& shards() const { return shards_; }
+  // How many shard files (0 for a single-file checkpoint).
+  [[nodiscard]] std::size_t shard_count() const { return shard_paths_.size(); }
 
   [[nodiscard]] bool has(const std::string& dataset) const { return where_.count(dataset) != 0; }
   [[nodiscard]] bool has_group(const std::string& group) const;
@@ -48,9 +50,11 @@ class StoredCheckpoint {
   [[nodiscard]] const Hdf5Reader& holder(const std::string& dataset) const;
 
   Hdf5Reader index_;
-  std::vector<std::unique_ptr<Hdf5Reader>> shards_;
-  std::map<std::string, const Hdf5Reader*> where_;
+  std::vector<std::filesystem::path> shard_paths_;
+  std::map<std::string, std::int64_t> where_;  // dataset -> shard; -1: the index
   std::vector<std::string> datasets_;
+  mutable std::unique_ptr<Hdf5Reader> open_;  // the shard last read from
+  mutable std::int64_t open_shard_ = -1;
 };
 
 }  // namespace hpctrain::ckpt_file

@@ -26,8 +26,8 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
   fmt::print(out, "checkpoint   {}\n", path.string());
   fmt::print(out, "step         {}\n", info.step);
   fmt::print(out, "reducer      {} over {} rank{}\n", info.reducer, info.world_size, info.world_size == 1 ? "" : "s");
-  if (!file.shards().empty()) {
-    fmt::print(out, "shards       {}, one per rank, in {}\n", file.shards().size(),
+  if (file.shard_count() > 0) {
+    fmt::print(out, "shards       {}, one per rank, in {}\n", file.shard_count(),
                ckpt_file::shard_directory(path).string());
   }
   for (const char* name : {"epoch", "sampler_step", "ddap_merges"}) {

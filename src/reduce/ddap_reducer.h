@@ -92,7 +92,7 @@ class DdapReducer final : public Reducer {
 
  private:
   // A one-file checkpoint: every rank's replica broadcast in turn, kept by rank 0.
-  void gather_replicas(ckpt::Snapshot& snapshot, const DdapState& state);
+  void gather_replicas(ckpt::Snapshot& s, const DdapState& d);
   struct Merged {
     at::Tensor delta;    // M
     at::Tensor moments;  // the mean of the ranks' moments, with merge_moments

@@ -117,7 +117,10 @@ optim::AdamState read_adam_state(const ckpt::CheckpointReader& checkpoint, const
 void save_replica(ckpt::Snapshot& snapshot, const std::string& model_group, const std::string& optimizer_group,
                   const model::LanguageModel& model, optim::AdamW& optimizer) {
   ckpt::add_parameters(snapshot, model_group, model);
-  add_adam_state(snapshot, optimizer_group, optim::adam_state(optimizer, model), model);
+  // adam_state() hands out the optimizer's live moments, which the next step
+  // changes in place: copied (the lvalue overload), never moved in.
+  const optim::AdamState live = optim::adam_state(optimizer, model);
+  add_adam_state(snapshot, optimizer_group, live, model);
 }
 
 std::vector<int> shard_owners(const model::LanguageModel& model, int ranks) {

@@ -86,17 +86,18 @@ void Checkpointer::report(const ckpt::Written& w) {
                         w.pruned.empty() ? "" : fmt::format("; removed {} older", w.pruned.size())));
 }
 
-void Checkpointer::write_sharded(std::int64_t step, ckpt::Snapshot snapshot) {
+void Checkpointer::write_sharded(std::int64_t step, const std::function<ckpt::Snapshot()>& build) {
   const auto start = std::chrono::steady_clock::now();
   const auto path = ckpt::checkpoint_path(run_dir_, step);
   const int rank = world_.rank();
-  const std::size_t bytes = snapshot.bytes();
-  // The index gets rank 0's root attributes; every rank's tensors go to its shard.
-  ckpt::Snapshot index;
-  index.info = snapshot.info;
-  index.ints = std::move(snapshot.ints);
-  index.reals = std::move(snapshot.reals);
+  std::size_t bytes = 0;
+  ckpt::Snapshot index;  // rank 0's root attributes; every rank's tensors go to its shard
   const ckpt_file::ShardEntry mine = comm::on_all_ranks(world_.comm(), [&] {
+    ckpt::Snapshot snapshot = build();
+    bytes = snapshot.bytes();
+    index.info = snapshot.info;
+    index.ints = std::move(snapshot.ints);
+    index.reals = std::move(snapshot.reals);
     auto entry = ckpt::write_shard(path, rank, world_.size(), std::move(snapshot));
     die_here_if_asked(rank, step);
     return entry;
@@ -123,12 +124,13 @@ void Checkpointer::write_sharded(std::int64_t step, ckpt::Snapshot snapshot) {
   report({path, total, seconds, pruned});
 }
 
-void Checkpointer::write(std::int64_t step, ckpt::Snapshot snapshot, bool wait) {
+void Checkpointer::write(std::int64_t step, const std::function<ckpt::Snapshot()>& build, bool wait) {
   if (experiment_.checkpoint.sharded) {
-    write_sharded(step, std::move(snapshot));
+    write_sharded(step, build);
     return;
   }
   const auto start = std::chrono::steady_clock::now();
+  ckpt::Snapshot snapshot = build();
   const bool writer = world_.rank() == 0;
   if (writer) {
     if (auto previous = writer_.wait()) report(*previous);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,10 +31,11 @@ class Checkpointer {
   // rank when a checkpoint.resume file does not verify.
   [[nodiscard]] std::optional<std::filesystem::path> choose_resume();
 
-  // Writes `snapshot` as the checkpoint of step `step` (rank 0; the others pass
-  // theirs, which is dropped; sharded, every rank its shard). With `wait`,
-  // returns when it is on disk.
-  void write(std::int64_t step, ckpt::Snapshot snapshot, bool wait);
+  // Writes the checkpoint of step `step`, whose contents `build` makes on
+  // every rank (one file: rank 0's is written, the others' dropped; sharded:
+  // every rank's is its shard). With `wait`, returns when it is on disk;
+  // sharded writes always wait.
+  void write(std::int64_t step, const std::function<ckpt::Snapshot()>& build, bool wait);
   // Reports a background write that has finished.
   void poll();
 
@@ -49,7 +51,9 @@ class Checkpointer {
   // checkpoint.sharded: every rank writes its shard, then (agreed) rank 0 the
   // index and the pruning. In the foreground: the index needs every rank's
   // shard on disk, which a background write would only know at a later step.
-  void write_sharded(std::int64_t step, ckpt::Snapshot snapshot);
+  // `build` runs inside the first agreement: a rank that fails to copy its
+  // state stops every rank with its error instead of leaving them waiting.
+  void write_sharded(std::int64_t step, const std::function<ckpt::Snapshot()>& build);
 
   const config::Experiment& experiment_;
   comm::World& world_;

@@ -331,27 +331,35 @@ void Trainer::report_test() {
 }
 
 void Trainer::checkpoint(bool wait) {
-  ckpt::Snapshot s;
-  s.info.step = step_;
-  s.info.world_size = world_.size();
-  s.info.reducer = config::name_of(experiment_.parallel.reducer);
-  s.info.config_toml = experiment_.resolved_toml;
-  s.info.tokenizer_sha256 = tokenizer_ ? tokenizer_->hash() : std::string();
-  s.sharded = experiment_.checkpoint.sharded;
-  reducer_->save(s);  // the model, the optimizer, the replicas: collective
-  data_->save(s);
-  window_.save(s);
-  checkpointer_->save(s);
-  // What follows is the same on every rank: sharded, rank 0's shard holds it.
-  const bool writes_shared = !s.sharded || world_.rank() == 0;
-  if (ema_ && writes_shared) ema_->save(s, *model_);
-  s.reals.emplace_back("lr", schedule_.at(step_));  // for readers: the step is the schedule's whole state
-  if (writes_shared) {
-    at::Generator generator = cpu_generator();
-    const std::lock_guard lock(generator.mutex());
-    s.tensors.emplace_back("rng/torch_cpu", generator.get_state().clone());
-  }
-  checkpointer_->write(step_, std::move(s), wait);
+  const bool sharded = experiment_.checkpoint.sharded;
+  // Sharded, every rank builds its part where the checkpointer agrees on the
+  // outcome (no collective inside); one file, the reducer's save gathers.
+  checkpointer_->write(
+      step_,
+      [&] {
+        ckpt::Snapshot s;
+        s.info.step = step_;
+        s.info.world_size = world_.size();
+        s.info.reducer = config::name_of(experiment_.parallel.reducer);
+        s.info.config_toml = experiment_.resolved_toml;
+        s.info.tokenizer_sha256 = tokenizer_ ? tokenizer_->hash() : std::string();
+        s.sharded = sharded;
+        reducer_->save(s);  // the model, the optimizer, the replicas
+        data_->save(s);
+        window_.save(s);
+        checkpointer_->save(s);
+        // What follows is the same on every rank: sharded, rank 0's shard holds it.
+        const bool writes_shared = !sharded || world_.rank() == 0;
+        if (ema_ && writes_shared) ema_->save(s, *model_);
+        s.reals.emplace_back("lr", schedule_.at(step_));  // for readers: the step is the schedule's whole state
+        if (writes_shared) {
+          at::Generator generator = cpu_generator();
+          const std::lock_guard lock(generator.mutex());
+          s.tensors.emplace_back("rng/torch_cpu", generator.get_state().clone());
+        }
+        return s;
+      },
+      wait);
 }
 
 void Trainer::finish_reducer() {

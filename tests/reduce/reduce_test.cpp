@@ -64,6 +64,50 @@ torch::Tensor train_ddp(comm::Communicator& comm, bool overlap, int steps, int m
   return flatten_parameters(*model);
 }
 
+// A checkpoint's snapshot is written while training goes on (in the
+// background for one-file checkpoints): it must hold copies, never the live
+// weights or AdamW moments that the next optimizer step changes in place.
+// One-file (rank 0 holds the snapshot) and sharded (every rank its part), DDP
+// and DDAP.
+TEST_F(ReducerTest, SnapshotsDoNotChangeWhenTrainingGoesOn) {
+  for (const bool ddap : {false, true}) {
+    for (const bool sharded : {false, true}) {
+      auto model = tiny_model();
+      optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+      std::unique_ptr<Reducer> reducer;
+      if (ddap) {
+        reducer = std::make_unique<DdapReducer>(ddap_config(2, config::MergeKind::kAverage, false, 1), *model,
+                                                optimizer, comm, comm);
+      } else {
+        reducer = std::make_unique<DdpReducer>(ddp_config(false), *model, optimizer, comm, comm);
+      }
+      auto step = [&](int s) {
+        reducer->begin_step();
+        reducer->micro_step(true);
+        const auto [x, y] = batch(comm.rank(), s);
+        (model::language_model_loss(model->forward(x), y) / reducer->loss_divisor()).backward();
+        reducer->end_backward();
+        reducer->optimizer_step(optimizer, 0.0);
+        reducer->after_optimizer_step(s + 1, false);
+      };
+      step(0);
+      ckpt::Snapshot snapshot;
+      snapshot.sharded = sharded;
+      reducer->save(snapshot);
+      std::vector<torch::Tensor> copies;
+      for (const auto& [name, t] : snapshot.tensors) copies.push_back(t.clone());
+      step(1);
+      const bool holds = sharded || comm.rank() == 0;
+      EXPECT_EQ(!snapshot.tensors.empty(), holds) << "ddap " << ddap << ", sharded " << sharded;
+      for (std::size_t i = 0; i < copies.size(); ++i) {
+        EXPECT_TRUE(torch::equal(snapshot.tensors[i].second, copies[i]))
+            << snapshot.tensors[i].first << " changed with the next step (ddap " << ddap << ", sharded " << sharded
+            << ")";
+      }
+    }
+  }
+}
+
 TEST_F(ReducerTest, OverlappedDdpEqualsNonOverlappedBitwise) {
   const torch::Tensor overlapped = train_ddp(comm, true, 5, 2);
   const torch::Tensor after_backward = train_ddp(comm, false, 5, 2);

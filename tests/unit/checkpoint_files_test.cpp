@@ -72,10 +72,12 @@ TEST_F(CheckpointFilesTest, RemovesShardsWithoutTheirIndexAndNothingElse) {
   touch("step-00000004.shards/rank-00000.h5");
   touch("step-00000008.shards/rank-00000.h5");
   touch("step-00000008.shards/rank-00001.h5.tmp-77");
+  touch("step-00000008.shards/rank-100000.h5");  // ranks past 99999 have six digits
+  touch("step-00000008.shards/rank-0001.h5");    // never written: too few digits
   touch("step-00000008.shards/notes.txt");
   auto removed = names(remove_temporaries(dir_));
   std::sort(removed.begin(), removed.end());
-  EXPECT_EQ(removed, (std::vector<std::string>{"rank-00000.h5", "rank-00001.h5.tmp-77"}));
+  EXPECT_EQ(removed, (std::vector<std::string>{"rank-00000.h5", "rank-00001.h5.tmp-77", "rank-100000.h5"}));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "step-00000004.shards/rank-00000.h5"));
   EXPECT_TRUE(
       std::filesystem::exists(dir_ / "step-00000008.shards/notes.txt"));  // not ours: it stays, and its directory

@@ -14,7 +14,7 @@ work=${BENCH_DIR:-$(mktemp -d -p "$PWD" .bench-ckpt.XXXX)}
 trap 'rm -rf "$work"' EXIT
 ranks=${RANKS:-2}
 steps=${STEPS:-12}
-common=(--set training.steps=$steps --set eval.interval=0 --set eval.samples=8 --set eval.final=sample --set eval.sample_tokens=0
+common=(--set "training.steps=$steps" --set eval.interval=0 --set eval.samples=8 --set eval.final=sample --set eval.sample_tokens=0
   --set logging.interval=1 --set checkpoint.interval=3 --set checkpoint.keep=2)
 
 mpiexec -n "$ranks" "$hpctrain" jobs/quickstart.toml "${common[@]}" --set checkpoint.async=true \

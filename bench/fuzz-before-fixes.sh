@@ -61,7 +61,9 @@ declare -A sources=(
 sources[checkpoint_edits]=${sources[checkpoint]}
 sources[mustache_shapes]=${sources[mustache]}
 
+# shellcheck disable=SC2054  # the commas belong to -fsanitize's list
 sanitizers=(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O2)
+# shellcheck disable=SC2207  # pkg-config's flags are meant to split into words
 common=(-I"$tree/src" -I"$repo/tests/fuzz" -DTOML_HEADER_ONLY=1 -DHPCTRAIN_SOURCE_DIR="\"$tree\""
         -DHPCTRAIN_CORPUS_DIR="\"$repo/tests/fuzz/corpus\""
         -DHPCTRAIN_VERSION='"before-fixes"' -DHPCTRAIN_GIT_COMMIT="\"$commit\"" -DHPCTRAIN_PLUGIN_DIR='"/nonexistent"'

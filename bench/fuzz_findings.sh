@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by bench/fuzz.sh and bench/fuzz-before-fixes.sh: lists what a
 # libFuzzer run in fork mode found. Fork mode goes on after each finding and
 # keeps every input that crashed, timed out (over 5 s), ran out of memory or
@@ -15,7 +16,7 @@
 describe_finding() {
   local binary=$1 finding=$2 src=$3 malloc_mb=$4 report what line where owner
   report=$(cd "$(dirname "$binary")" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-    LSAN_OPTIONS="suppressions=$fuzz_repo/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
+    LSAN_OPTIONS="suppressions=${fuzz_repo:?set by the sourcing script}/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
     timeout -k 5 60 "$binary" -timeout=5 -rss_limit_mb=2048 -malloc_limit_mb="$malloc_mb" "$finding" 2>&1 || true)
   what=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z-]+( on [a-z ]+)?|runtime error: [^;]{0,70}|Assertion .{0,70}|[a-z_]+_fuzz: .{0,60}' <<<"$report" | head -1 || true)
   grep -q 'std::terminate' <<<"$report" && grep -q '__cxa_throw' <<<"$report" && what+=" (an uncaught exception)"

@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 run_shape() {  # NAME STEPS WARMUP SHAPE-ARGS...
   local name=$1 steps=$2 warmup=$3
   shift 3
-  for round in $(seq "$rounds"); do
+  for _ in $(seq "$rounds"); do
     /usr/bin/python3 bench/reference/bench_pytorch.py "$@" --threads 2 --steps "$steps" --warmup "$warmup" \
       >>"$work/$name.pytorch.jsonl"
     build/bench/train_step_bench "$@" --threads 2 --steps "$steps" --warmup "$warmup" | grep "^{" >>"$work/$name.hpctrain.jsonl"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # job-helpers.sh: what the cluster tests ask of SLURM and of a job's log.
 # Sourced, not run.
 

@@ -11,13 +11,13 @@
 namespace hpctrain::ckpt_file {
 namespace {
 
-bool is_checkpoint_name(const std::string& name) {
-  return name.size() > 8 && name.rfind("step-", 0) == 0 && name.compare(name.size() - 3, 3, ".h5") == 0 &&
-         std::all_of(name.begin() + 5, name.end() - 3, [](char c) { return c >= '0' && c <= '9'; });
-}
-
 bool all_digits(const std::string& text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_checkpoint_name(const std::string& name) {
+  return name.size() > 8 && name.rfind("step-", 0) == 0 && name.compare(name.size() - 3, 3, ".h5") == 0 &&
+         all_digits(name.substr(5, name.size() - 8));
 }
 
 // rank-RRRRR.h5 (five digits or more), or its temporary

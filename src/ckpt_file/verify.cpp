@@ -57,9 +57,13 @@ std::string libhdf5_crashed(const support::ChildResult& child) {
   return fmt::format("libhdf5 crashed reading it, {}: a crafted or corrupt file", child.death);
 }
 
-}  // namespace
-
-namespace {
+// What every checkpoint holds, in its one file or across its shards: /model
+// parameters, and under DDAP the /replicas.
+template <typename Checkpoint>
+void check_holds(const Checkpoint& file, const CheckpointInfo& info, Verdict& verdict) {
+  if (file.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
+  if (info.reducer == "ddap" && !file.has_group("replicas")) verdict.problems.emplace_back("ddap without /replicas");
+}
 
 // One file's datasets, read (each chunk's Fletcher32 checked by HDF5) and
 // hashed, and from format 3 every attribute its manifest lists, against the
@@ -165,11 +169,7 @@ Verdict verify_checkpoint_in_process(const std::filesystem::path& path) {
     const CheckpointInfo info = read_checkpoint_info(file);
     verdict.format = info.format;
     const bool sharded = file.has_attribute(kShardsAttribute);
-    if (!sharded) {
-      if (file.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
-      if (info.reducer == "ddap" && !file.has_group("replicas"))
-        verdict.problems.emplace_back("ddap without /replicas");
-    }
+    if (!sharded) check_holds(file, info, verdict);
     check_contents(file, info.format, "", verdict);
     if (sharded) check_shards(file, path, info.format, verdict);
     if (info.format < 3) {
@@ -181,11 +181,7 @@ Verdict verify_checkpoint_in_process(const std::filesystem::path& path) {
     if (sharded && verdict.problems.empty()) {
       // The files as one checkpoint: each shard of this step and place, no
       // dataset twice, and what every checkpoint holds.
-      const StoredCheckpoint whole(path);
-      if (whole.members("model").empty()) verdict.problems.emplace_back("no /model parameters");
-      if (info.reducer == "ddap" && !whole.has_group("replicas")) {
-        verdict.problems.emplace_back("ddap without /replicas");
-      }
+      check_holds(StoredCheckpoint(path), info, verdict);
     }
   } catch (const std::exception& e) {
     verdict.problems.emplace_back(e.what());

@@ -86,6 +86,11 @@ void Checkpointer::report(const ckpt::Written& w) {
                         w.pruned.empty() ? "" : fmt::format("; removed {} older", w.pruned.size())));
 }
 
+std::filesystem::path Checkpointer::kept_best() const {
+  if (!experiment_.checkpoint.keep_best || best_step_ < 0) return {};
+  return ckpt::checkpoint_path(run_dir_, best_step_);
+}
+
 void Checkpointer::write_sharded(std::int64_t step, const std::function<ckpt::Snapshot()>& build) {
   const auto start = std::chrono::steady_clock::now();
   const auto path = ckpt::checkpoint_path(run_dir_, step);
@@ -113,10 +118,7 @@ void Checkpointer::write_sharded(std::int64_t step, const std::function<ckpt::Sn
   comm::on_all_ranks(world_.comm(), [&] {
     if (rank != 0) return;
     ckpt::write_index(path, std::move(index), table);
-    const bool keeps_best = experiment_.checkpoint.keep_best && best_step_ >= 0;
-    pruned = ckpt_file::prune_checkpoints(
-        path.parent_path(), experiment_.checkpoint.keep,
-        keeps_best ? ckpt::checkpoint_path(run_dir_, best_step_) : std::filesystem::path());
+    pruned = ckpt_file::prune_checkpoints(path.parent_path(), experiment_.checkpoint.keep, kept_best());
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log_.line(fmt::format("checkpoint at step {}: {} shards written in parallel, this rank's {:.1f} MB; {:.1f} MB in all",
@@ -136,11 +138,7 @@ void Checkpointer::write(std::int64_t step, const std::function<ckpt::Snapshot()
     if (auto previous = writer_.wait()) report(*previous);
   }
   const std::size_t bytes = snapshot.bytes();
-  const bool keeps_best = experiment_.checkpoint.keep_best && best_step_ >= 0;
-  if (writer) {
-    writer_.write(ckpt::checkpoint_path(run_dir_, step), std::move(snapshot),
-                  keeps_best ? ckpt::checkpoint_path(run_dir_, best_step_) : std::filesystem::path());
-  }
+  if (writer) writer_.write(ckpt::checkpoint_path(run_dir_, step), std::move(snapshot), kept_best());
   log_.line(fmt::format("checkpoint at step {}: {:.1f} MB snapshot; training blocked {:.1f} ms", step,
                         static_cast<double>(bytes) / 1e6,
                         1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));

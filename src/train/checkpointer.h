@@ -48,6 +48,9 @@ class Checkpointer {
 
  private:
   void report(const ckpt::Written& written);
+  // The checkpoint pruning must spare (checkpoint.keep_best): empty before
+  // any evaluation, or when the best is not kept.
+  [[nodiscard]] std::filesystem::path kept_best() const;
   // checkpoint.sharded: every rank writes its shard, then (agreed) rank 0 the
   // index and the pruning. In the foreground: the index needs every rank's
   // shard on disk, which a background write would only know at a later step.

@@ -22,7 +22,8 @@ build_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 test_packages=(
-  clang-format clang-tidy cppcheck hdf5-tools
+  # clang: .ci/tidy-cached preprocesses with it to key clang-tidy's results
+  clang-format clang-tidy clang cppcheck hdf5-tools
   # python3-torch: the PyTorch reference the models are checked against
   python3-torch gnuplot-nox
   # python3-h5py: checkpoints read by the HDF5 project's own Python binding

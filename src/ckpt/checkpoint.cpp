@@ -84,8 +84,11 @@ std::size_t Snapshot::bytes() const {
   return total;
 }
 
-void add_parameters(Snapshot& snapshot, const std::string& group, const model::LanguageModel& model) {
+void add_parameters(Snapshot& snapshot, const std::string& group, const model::LanguageModel& model,
+                    const std::vector<bool>& keep) {
+  std::size_t i = 0;
   for (const auto& item : model.named_parameters()) {
+    if (!keep.empty() && !keep.at(i++)) continue;
     // clone(): the snapshot must not change when training goes on.
     snapshot.tensors.emplace_back(group + "/" + item.key(),
                                   item.value().detach().to(torch::kCPU, torch::kFloat32).contiguous().clone());

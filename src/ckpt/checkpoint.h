@@ -38,7 +38,10 @@ struct Snapshot {
 };
 
 // Host copies of the model's parameters as GROUP/<parameter name>, float32.
-void add_parameters(Snapshot& snapshot, const std::string& group, const model::LanguageModel& model);
+// `keep`, when given, has one entry per parameter in registration order and
+// says which to add (a sharded checkpoint's share).
+void add_parameters(Snapshot& snapshot, const std::string& group, const model::LanguageModel& model,
+                    const std::vector<bool>& keep = {});
 // The same from `flat`, one fp32 vector of the model's parameters in
 // registration order (an anchor, an average), cut and shaped like them.
 void add_parameters(Snapshot& snapshot, const std::string& group, const at::Tensor& flat,

@@ -178,7 +178,7 @@ void DdpReducer::save(ckpt::Snapshot& snapshot) {
   if (snapshot.sharded && shard_) {
     // Each rank its share of the weights and the moments it holds, as
     // pieces; rank 0 the step counts, which every rank shares.
-    add_owned_parameters(snapshot, "model", model_, rank, ranks);
+    ckpt::add_parameters(snapshot, "model", model_, owned_parameters(model_, rank, ranks));
     std::vector<std::string> names;
     for (const auto& item : model_.named_parameters()) names.push_back(item.key());
     for (auto& piece : shard_->pieces()) {

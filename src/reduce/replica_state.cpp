@@ -138,22 +138,16 @@ std::vector<int> shard_owners(const model::LanguageModel& model, int ranks) {
   return owners;
 }
 
-void add_owned_parameters(ckpt::Snapshot& snapshot, const std::string& group, const model::LanguageModel& model,
-                          int rank, int ranks) {
-  const std::vector<int> owners = shard_owners(model, ranks);
-  std::size_t i = 0;
-  for (const auto& item : model.named_parameters()) {
-    if (owners[i++] != rank) continue;
-    snapshot.tensors.emplace_back(group + "/" + item.key(),
-                                  item.value().detach().to(torch::kCPU, torch::kFloat32).contiguous().clone());
-  }
+std::vector<bool> owned_parameters(const model::LanguageModel& model, int rank, int ranks) {
+  std::vector<bool> mine;
+  for (const int owner : shard_owners(model, ranks)) mine.push_back(owner == rank);
+  return mine;
 }
 
 void save_replica_shard(ckpt::Snapshot& snapshot, const std::string& model_group, const std::string& optimizer_group,
                         const model::LanguageModel& model, optim::AdamW& optimizer, int rank, int ranks) {
-  add_owned_parameters(snapshot, model_group, model, rank, ranks);
-  std::vector<bool> mine;
-  for (const int owner : shard_owners(model, ranks)) mine.push_back(owner == rank);
+  const std::vector<bool> mine = owned_parameters(model, rank, ranks);
+  ckpt::add_parameters(snapshot, model_group, model, mine);
   add_adam_tensors(snapshot, optimizer_group, optim::adam_state(optimizer, model), model, false, mine);
 }
 

@@ -24,12 +24,11 @@ void save_replica(ckpt::Snapshot& snapshot, const std::string& model_group, cons
 // of about equal bytes; element i is the rank whose shard holds parameter i's
 // weights and moments.
 std::vector<int> shard_owners(const model::LanguageModel& model, int ranks);
+// Per parameter, whether `rank`'s shard holds it.
+std::vector<bool> owned_parameters(const model::LanguageModel& model, int rank, int ranks);
 // save_replica's datasets for the parameters `rank` owns (shard_owners).
 void save_replica_shard(ckpt::Snapshot& snapshot, const std::string& model_group, const std::string& optimizer_group,
                         const model::LanguageModel& model, optim::AdamW& optimizer, int rank, int ranks);
-// Host copies of the parameters `rank` owns, under GROUP/<parameter>.
-void add_owned_parameters(ckpt::Snapshot& snapshot, const std::string& group, const model::LanguageModel& model,
-                          int rank, int ranks);
 // Throws CheckpointError naming what is missing or has another shape.
 void load_replica(const ckpt::CheckpointReader& checkpoint, const std::string& model_group,
                   const std::string& optimizer_group, model::LanguageModel& model, optim::AdamW& optimizer);

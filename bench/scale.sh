@@ -23,6 +23,9 @@
 # --part runs one part only. Writes bench/results/scale-COMMIT.txt (a part
 # run alone: scale-COMMIT-partN.txt) and, with gnuplot, scale-COMMIT.png.
 # Data: $DATA, or the quickstart's data set prepared into a temporary directory.
+# LAYERS=N (default 12) changes the depth, for a shape whose one-file DDAP
+# checkpoint fits this machine's memory at 4 ranks; the results file then
+# ends in -layersN.
 # Takes ~20 minutes on 2 cores (a GPT-2-small step is ~10 s here).
 set -euo pipefail
 shopt -s inherit_errexit
@@ -39,6 +42,9 @@ results=$repo/bench/results
 mkdir -p "$results"
 out=$results/scale-$commit.txt
 ((${#parts[@]} == 3)) || out=$results/scale-$commit-part${parts[0]}.txt
+layers=${LAYERS:-12}
+[[ $layers =~ ^[1-9][0-9]?$ ]] || { echo "scale.sh: LAYERS must be 1-99" >&2; exit 1; }
+((layers == 12)) || out=${out%.txt}-layers$layers.txt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 data=${DATA:-}
@@ -47,7 +53,7 @@ if [[ -z $data ]]; then
   "$hpctrain" prepare "$repo/jobs/quickstart.toml" --set "data.dir=$data" >"$work/prepare.log" 2>&1 ||
     { cat "$work/prepare.log"; exit 1; }
 fi
-common=(--set "data.dir=$data" --set model.n_layer=12 --set model.d_model=768 --set model.n_head=12
+common=(--set "data.dir=$data" --set "model.n_layer=$layers" --set model.d_model=768 --set model.n_head=12
   --set training.batch_size=8 --set training.micro_batch_size=2 --set training.precision=fp32
   --set eval.interval=0 --set eval.final=sample --set eval.samples=8 --set eval.sample_tokens=0 --set eval.test=false
   --set logging.interval=1)
@@ -60,7 +66,9 @@ run() {  # RANKS ZERO NAME [--set ...] -> the log's path
 }
 field() { grep -oE "$1" "$2" | tail -1 | grep -oE '[0-9]+(\.[0-9]+)?' | sed -n "${3:-1}p"; }
 
-echo "bench/scale.sh at $commit, $(nproc) cores: GPT-2-small shape, batch 8 x 256 tokens, fp32" | tee "$out"
+shape="GPT-2-small shape"
+((layers == 12)) || shape="GPT-2-small shape at $layers layers"
+echo "bench/scale.sh at $commit, $(nproc) cores: $shape, batch 8 x 256 tokens, fp32" | tee "$out"
 memory_part() {
   {
     echo

@@ -78,6 +78,9 @@ struct Part {
   std::vector<float> data;
 };
 
+std::string per_rank_path(const std::string& dir, int rank) { return fmt::format("{}/rank-{:05}.h5", dir, rank); }
+std::string shared_path(const std::string& dir) { return dir + "/shared.h5"; }
+
 // Creates a float32 dataset of ELEMENTS, chunked with Fletcher32 or contiguous.
 Handle create_dataset(hid_t file, hsize_t elements, bool fletcher32) {
   const Handle space(H5Screate_simple(1, &elements, nullptr), H5Sclose, "H5Screate_simple");
@@ -91,7 +94,7 @@ Handle create_dataset(hid_t file, hsize_t elements, bool fletcher32) {
 }
 
 void write_per_rank(const Part& part, const std::string& dir) {
-  const std::string path = fmt::format("{}/rank-{:05}.h5", dir, part.rank);
+  const std::string path = per_rank_path(dir, part.rank);
   {
     const Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, "H5Fcreate");
     const Handle set = create_dataset(file.get(), part.data.size(), true);
@@ -101,7 +104,7 @@ void write_per_rank(const Part& part, const std::string& dir) {
 }
 
 void write_shared(const Part& part, const std::string& dir, bool fletcher32) {
-  const std::string path = dir + "/shared.h5";
+  const std::string path = shared_path(dir);
   {
     const Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate");
     check(H5Pset_fapl_mpio(access.get(), MPI_COMM_WORLD, MPI_INFO_NULL), "H5Pset_fapl_mpio");
@@ -191,7 +194,7 @@ int run(int argc, char** argv) {
       const auto& [name, write] = contenders[(i + static_cast<std::size_t>(round)) % contenders.size()];
       seconds[name].push_back(timed(write));
       const bool shared = name != "per-rank";
-      check_written(part, shared ? dir + "/shared.h5" : fmt::format("{}/rank-{:05}.h5", dir, part.rank),
+      check_written(part, shared ? shared_path(dir) : per_rank_path(dir, part.rank),
                     shared ? part.data.size() * static_cast<hsize_t>(part.rank) : 0);
       remove_files(part, dir);
     }

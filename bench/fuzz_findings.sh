@@ -24,9 +24,13 @@ describe_finding() {
   # The stack frames outside the sanitizers, libFuzzer and the C and C++
   # runtimes (frames libhdf5 has no symbols for are kept: "(libhdf5...+0x...)").
   local frames runtime='in (__sanitizer|__asan|__ubsan|__lsan|fuzzer::|__interceptor|abort|raise|__pthread|std::terminate|__cxa|__assert|__libc|__mem|malloc|calloc|realloc|operator new)|in (mem(cpy|move|set|cmp|chr)|str(len|n?cmp|chr|dup)) |/libc\.so|libstdc\+\+|sanitizer_common|/asan/'
-  frames=$(awk '/ERROR:|runtime error:|Assertion/ {on = 1} on && /^$/ {exit} on' <<<"$report" |
+  # (libFuzzer's out-of-memory report puts a hint and a blank line before its
+  # stack: the stack ends at the first blank line after a frame.)
+  frames=$(awk '/ERROR:|runtime error:|Assertion/ {on = 1} on && /^ +#[0-9]+ / {seen = 1} on && seen && /^$/ {exit} on' <<<"$report" |
     grep -E '^ +#[0-9]+ 0x[0-9a-f]+ ' | grep -vE "$runtime" || true)
-  line=$(grep -m1 -E " $src/(src|tests/fuzz)/" <<<"$frames" || true)
+  # Our sources appear under SRC, or relative to the build directory where
+  # ccache's base_dir rewrote the paths (build-fuzz/../src/...).
+  line=$(grep -m1 -E " ($src/|[^ ]*\.\./)(src|tests/fuzz)/" <<<"$frames" || true)
   local first
   first=$(head -1 <<<"$frames")
   # A stack buffer overflowed inside a library belongs to the function that
@@ -42,7 +46,7 @@ describe_finding() {
     *) owner="our code" ;;
   esac
   [[ -z $line ]] && line=$first
-  where=$(sed -E 's/^ +#[0-9]+ 0x[0-9a-f]+ in //; s|'"$src"'/||' <<<"$line" |
+  where=$(sed -E 's/^ +#[0-9]+ 0x[0-9a-f]+ in //; s|'"$src"'/||; s#[^ ]*\.\./(src|tests/fuzz)/#\1/#' <<<"$line" |
     awk '{fn = $1; sub(/\(.*/, "", fn); print fn " " $NF}' | cut -c1-150)
   printf '%s\t%s\t%s\n' "$what" "${where:-?}" "$owner"
 }

@@ -4,14 +4,22 @@
 # for the code before the hostile-input fixes, so the two runs compare.
 
 all_harnesses=(hostlist experiment mustache mustache_shapes batch_script checkpoint checkpoint_edits token_data)
-# Inputs as large as each reader meets: a checkpoint seed is ~600 kB.
-declare -A max_len=([hostlist]=4096 [experiment]=65536 [mustache]=65536 [batch_script]=4096
+# Inputs as large as each reader meets: a checkpoint seed is ~600 kB; the
+# Mustache harness's token mutation adds up to 512 KiB at once.
+declare -A max_len=([hostlist]=4096 [experiment]=65536 [mustache]=600000 [batch_script]=4096
                     [checkpoint]=700000 [checkpoint_edits]=4096 [mustache_shapes]=4096
                     [token_data]=65536)
 # Memory a single input may take: an expanded hostlist of the largest size
 # SLURM allows is tens of MB, so more means an unbounded expansion.
 declare -A malloc_mb=([hostlist]=256 [experiment]=2048 [mustache]=2048 [batch_script]=2048 [checkpoint]=2048
                       [checkpoint_edits]=2048 [mustache_shapes]=2048 [token_data]=2048)
+
+# libFuzzer's own options per harness. By default libFuzzer mutates only
+# a short prefix of each input at first and raises that length slowly: the
+# checkpoint harness would fuzz truncated files (a seed is ~600 kB) and the
+# Mustache harness's token mutation would have no room. These two mutate
+# whole inputs, up to max_len, from the start.
+declare -A options=([mustache]=-len_control=0 [checkpoint]=-len_control=0)
 
 # parse_fuzz_options HELP_LINES ARG... sets seconds, jobs, work, report_only
 # and harnesses (every harness unless some are named) from the options both
@@ -52,7 +60,7 @@ fuzz_fork() {
     LSAN_OPTIONS="suppressions=$fuzz_repo/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
     timeout --signal=KILL $((seconds + 300)) "$binary" corpus "${dict[@]}" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
       -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -malloc_limit_mb="${malloc_mb[$h]}" \
-      -max_len="${max_len[$h]}" -artifact_prefix=findings/ >log 2>&1) || true
+      -max_len="${max_len[$h]}" ${options[$h]:-} -artifact_prefix=findings/ >log 2>&1) || true
 }
 
 # run_harnesses RUN_ONE: RUN_ONE HARNESS for every harness, $jobs at a time.

@@ -163,12 +163,7 @@ class Renderer {
       throw RenderError(fmt::format("{}: sections and partials nest deeper than {}", origin_, kMaxNesting));
     }
     for (const Node& node : nodes) {
-      if (++steps_ > kMaxRenderSteps) {
-        throw RenderError(fmt::format(
-            "{}: rendering takes more than {} steps (sections over large data, or partials that include others "
-            "several times)",
-            origin_, kMaxRenderSteps));
-      }
+      charge(1);
       switch (node.kind) {
         case Node::Kind::kText: out += node.text; break;
         case Node::Kind::kEscaped: out += escape_(to_text(lookup(node.text, stack))); break;
@@ -233,9 +228,22 @@ class Renderer {
     return value->dump();
   }
 
+  // A step is a node rendered or a context a name lookup looks into: a name
+  // inside sections nested d deep over a list of n items walks up to d
+  // contexts n * d times, so counting nodes alone would not bound the work.
+  void charge(std::size_t steps) {
+    steps_ += steps;
+    if (steps_ > kMaxRenderSteps) {
+      throw RenderError(fmt::format(
+          "{}: rendering takes more than {} steps (sections over large data, or partials that include others "
+          "several times)",
+          origin_, kMaxRenderSteps));
+    }
+  }
+
   // Dotted names: the first part is found by walking the context stack down;
   // the rest only inside what it found.
-  static const json* lookup(const std::string& name, const std::vector<const json*>& stack) {
+  const json* lookup(const std::string& name, const std::vector<const json*>& stack) {
     if (name == ".") return stack.back();
     std::vector<std::string> parts;
     for (std::size_t start = 0;;) {
@@ -246,6 +254,7 @@ class Renderer {
     }
     const json* found = nullptr;
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      charge(1);
       if ((*it)->is_object() && (*it)->contains(parts[0])) {
         found = &(**it)[parts[0]];
         break;

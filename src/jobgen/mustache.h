@@ -38,12 +38,13 @@ std::string escape_html(const std::string& value);
 // Throws RenderError with ORIGIN:line:column for an unclosed tag or section, a
 // mismatched section end, or a bad delimiter change. Rendering is bounded, since
 // templates and data may come from anyone: sections and partials nest at most
-// kMaxNesting deep, the output is at most kMaxOutputBytes, and at most
-// kMaxRenderSteps nodes are rendered (sections over large data, or partials
-// that include others several times, multiply the work exponentially).
+// kMaxNesting deep, the output is at most kMaxOutputBytes, and rendering takes
+// at most kMaxRenderSteps steps, a step being a node rendered or a context a
+// name lookup looks into (sections over large data, or partials that include
+// others several times, multiply the work exponentially).
 constexpr int kMaxNesting = 100;
 constexpr std::size_t kMaxOutputBytes = std::size_t{16} << 20;
-constexpr std::size_t kMaxRenderSteps = std::size_t{4} << 20;  // a 100,000-point sweep takes ~600,000
+constexpr std::size_t kMaxRenderSteps = std::size_t{4} << 20;  // a 100,000-point sweep takes ~700,000
 std::string render_mustache(const std::string& template_text, const nlohmann::json& data, const PartialSource& partials,
                             const Escape& escape, const std::string& origin);
 

@@ -200,6 +200,11 @@ refused "rendering takes more than .* steps \(sections over large data, or parti
 printf '{{!c}}%.0s' $(seq 100000) >"$tpl/comments.mustache"
 echo '{}' >"$work/empty.json"
 handled "$jobgen" render "$tpl/comments.mustache" --data "$work/empty.json"
+# Sections 96 deep over a list of 30,000 items: 2.9 million nodes, but each
+# name looks through up to 96 contexts (found by the mustache_shapes harness).
+{ printf '{{#a}}%.0s' $(seq 96); printf x; printf '{{/a}}%.0s' $(seq 96); } >"$tpl/deep-over-list.mustache"
+{ printf '{"a": ['; printf '{"a": 1}, %.0s' $(seq 29999); printf '{"a": 1}]}'; } >"$work/list.json"
+refused "rendering takes more than .* steps" "$jobgen" render "$tpl/deep-over-list.mustache" --data "$work/list.json"
 
 # 9. A sweep whose run count overflows.
 sweep=$work/sweep.toml

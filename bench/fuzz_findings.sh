@@ -18,7 +18,7 @@ describe_finding() {
   report=$(cd "$(dirname "$binary")" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     LSAN_OPTIONS="suppressions=${fuzz_repo:?set by the sourcing script}/tests/fuzz/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
     timeout -k 5 60 "$binary" -timeout=5 -rss_limit_mb=2048 -malloc_limit_mb="$malloc_mb" "$finding" 2>&1 || true)
-  what=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z-]+( on [a-z ]+)?|runtime error: [^;]{0,70}|Assertion .{0,70}|[a-z_]+_fuzz: .{0,60}' <<<"$report" | head -1 || true)
+  what=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [A-Za-z-]+( on [a-z ]+)?|runtime error: [^;]{0,70}|Assertion .{0,70}|[a-z_]+_fuzz: .{0,60}' <<<"$report" | head -1 || true)
   grep -q 'std::terminate' <<<"$report" && grep -q '__cxa_throw' <<<"$report" && what+=" (an uncaught exception)"
   [[ -z $what ]] && what="no longer reproduces alone"
   # The stack frames outside the sanitizers, libFuzzer and the C and C++

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -196,15 +197,26 @@ class Renderer {
   }
 
  private:
-  // A partial parsed once per name and indentation, however often it is included.
+  // A partial parsed once per name and indentation, however often it is
+  // included. Each partial tag remembers what it resolved to, so a tag
+  // rendered millions of times (partials that include others twice, up to the
+  // step budget) costs a pointer lookup rather than copying its name and
+  // indentation into a key and searching by them: the step budget then bounds
+  // the time, not only the work.
   const std::vector<Node>& partial(const Node& node) {
+    if (const auto it = by_tag_.find(&node); it != by_tag_.end()) return *it->second;
     const auto key = std::make_pair(node.text, node.indentation);
-    if (const auto it = parsed_.find(key); it != parsed_.end()) return it->second;
-    if (!texts_.count(node.text)) texts_[node.text] = partials_ ? partials_(node.text) : std::nullopt;
-    const auto& text = texts_[node.text];
-    std::vector<Node> nodes;
-    if (text) nodes = Parser(indent(*text, node.indentation), origin_ + " (partial " + node.text + ")").parse();
-    return parsed_.emplace(key, std::move(nodes)).first->second;
+    auto found = parsed_.find(key);
+    if (found == parsed_.end()) {
+      if (!texts_.count(node.text)) texts_[node.text] = partials_ ? partials_(node.text) : std::nullopt;
+      const auto& text = texts_[node.text];
+      std::vector<Node> nodes;
+      if (text) nodes = Parser(indent(*text, node.indentation), origin_ + " (partial " + node.text + ")").parse();
+      found = parsed_.emplace(key, std::move(nodes)).first;
+    }
+    // std::map never moves its elements, so the tag and its nodes stay put.
+    by_tag_.emplace(&node, &found->second);
+    return found->second;
   }
 
   static std::string indent(const std::string& text, const std::string& by) {
@@ -272,6 +284,7 @@ class Renderer {
   std::size_t steps_ = 0;
   std::map<std::string, std::optional<std::string>> texts_;
   std::map<std::pair<std::string, std::string>, std::vector<Node>> parsed_;
+  std::unordered_map<const Node*, const std::vector<Node>*> by_tag_;
 };
 
 }  // namespace

@@ -11,7 +11,22 @@ constexpr std::int64_t kMaxWorldSize = std::int64_t{1} << 20;
 
 CheckpointInfo read_checkpoint_info(const Hdf5Reader& file) {
   CheckpointInfo info;
-  info.format = file.has_attribute("format_version") ? file.int_attribute("format_version") : 1;
+  if (file.has_attribute("format_version")) {
+    info.format = file.int_attribute("format_version");
+  } else {
+    // Format 1 had no format_version, and none of the attributes later
+    // formats added. A file that has them lost its format_version (one
+    // damaged byte of its name is enough), and reading it as format 1 would
+    // skip its manifest with no more than a warning.
+    for (const char* later : {"manifest", "reducer", "tokenizer_sha256"}) {
+      if (file.has_attribute(later)) {
+        throw CheckpointError(fmt::format(
+            "{}: attribute format_version is missing, yet the file has '{}', which format 1 never had", file.name(),
+            later));
+      }
+    }
+    info.format = 1;
+  }
   if (info.format > kFormatVersion) {
     throw CheckpointError(fmt::format("{}: checkpoint format {} is newer than this hpctrain reads ({})", file.name(),
                                       info.format, kFormatVersion));

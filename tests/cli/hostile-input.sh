@@ -41,8 +41,8 @@ handled() {
 }
 
 # 1. Crafted checkpoints: every command that reads one refuses it, naming what is wrong.
-for f in array-format-version vlen-config big-endian-dataset gzip-dataset unchecksummed-dataset soft-link \
-  external-link deep-groups negative-world-size; do
+for f in array-format-version renamed-format-version vlen-config big-endian-dataset gzip-dataset \
+  unchecksummed-dataset soft-link external-link deep-groups negative-world-size; do
   file=$corpus/checkpoint/repro-$f.h5
   refused "^hpctrain: error: .*repro-$f.h5: " "$hpctrain" ckpt inspect "$file"
   timeout 60 "$hpctrain" ckpt verify "$file" >"$work/out" 2>&1

@@ -39,6 +39,11 @@ def main():
         del f.attrs["format_version"]
         f.attrs.create("format_version", np.full(4000, 0x41414141, dtype="<i8"))
 
+    def renamed_format_version(f):  # read as format 1: the manifest skipped, with a warning only
+        value = f.attrs["format_version"]
+        del f.attrs["format_version"]
+        f.attrs.create("format_veison", value)
+
     def vlen_config(f):  # printed garbage and exited 0
         text = f.attrs["config"]
         del f.attrs["config"]
@@ -94,6 +99,7 @@ def main():
 
     for name, change in [
         ("array-format-version.h5", array_format_version),
+        ("renamed-format-version.h5", renamed_format_version),
         ("vlen-config.h5", vlen_config),
         ("altered-config.h5", altered_config),
         ("altered-lr.h5", altered_lr),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-smoke-plan.sh GPU_SMOKE: `gpu-smoke.sh --dry-run` prints every command of
 # the GPU plan, in order: the CUDA LibTorch lookup, the build with NCCL, the
-# data, doctor over NCCL, bf16 DDP and DDAP on the GPU, the stop and resume,
+# data, doctor over NCCL, bf16 DDP, ZeRO-1 and DDAP on the GPU, the stop and resume,
 # and the kill of one rank.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -9,7 +9,7 @@ plan=$("$1" --dry-run)
 echo "$plan"
 at=0
 steps=("torch.utils.cmake_prefix_path" "-DHPCTRAIN_WITH_NCCL=ON" "cmake --build" "prepare" "doctor --nccl"
-  "training.device=cuda --set training.precision=bf16" "parallel.reducer=ddap" "training.stop_after=15"
+  "training.device=cuda --set training.precision=bf16" "parallel.zero=1" "parallel.reducer=ddap" "training.stop_after=15"
   "parallel.collective_timeout_s=10" "kill -9")
 for want in "${steps[@]}"; do
   line=$(grep -nF -- "$want" <<<"$plan" | head -1 | cut -d: -f1)

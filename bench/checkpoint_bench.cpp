@@ -11,7 +11,7 @@
 // `dd if=/dev/zero of=FILE bs=1M count=MB conv=fsync` does: 1 MiB writes into
 // a truncated file, then fsync. Target: checkpoint / baseline >= 0.50.
 #include <fcntl.h>
-#include <torch/torch.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

@@ -20,7 +20,9 @@
 //    exposed = step time with communication - step time without.
 //
 // Collective: every rank runs the same rounds; rank 0 prints.
-#include <torch/torch.h>
+#include <torch/optim/adamw.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>

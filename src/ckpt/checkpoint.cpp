@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/version.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "ckpt/safetensors_export.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -20,9 +20,9 @@ CheckpointInfo read_checkpoint_info(const Hdf5Reader& file) {
     // skip its manifest with no more than a warning.
     for (const char* later : {"manifest", "reducer", "tokenizer_sha256"}) {
       if (file.has_attribute(later)) {
-        throw CheckpointError(fmt::format(
-            "{}: attribute format_version is missing, yet the file has '{}', which format 1 never had", file.name(),
-            later));
+        throw CheckpointError(
+            fmt::format("{}: attribute format_version is missing, yet the file has '{}', which format 1 never had",
+                        file.name(), later));
       }
     }
     info.format = 1;

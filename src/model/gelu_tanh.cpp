@@ -1,7 +1,8 @@
 #include "model/gelu_tanh.h"
 
 #include <ATen/Parallel.h>
-#include <torch/torch.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/types.h>
 
 #include <cstdint>
 

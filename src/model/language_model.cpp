@@ -1,6 +1,9 @@
 #include "model/language_model.h"
 
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/module.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <stdexcept>
 

@@ -1,7 +1,9 @@
 #include "model/linear_cross_entropy.h"
 
 #include <ATen/Parallel.h>
-#include <torch/torch.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,10 @@
 // The MLP language model (the smallest of the three): each position predicts the next token from
 // its own embedding alone (no context mixing), with exact (erf) GELUs.
-#include <torch/torch.h>
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "model/models.h"
 

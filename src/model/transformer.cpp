@@ -2,7 +2,12 @@
 // causal for GPT and bidirectional for BERT.
 //   x = x + proj(attention(ln1(x)));  x = x + proj(gelu_tanh(fc(ln2(x))))
 // Attention splits qkv's output as [q | k | v], each into heads of d/H.
-#include <torch/torch.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 

@@ -1,6 +1,7 @@
 #include "optim/grad_clip.h"
 
-#include <torch/torch.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/types.h>
 
 namespace hpctrain::optim {
 

@@ -1,6 +1,8 @@
 #include "optim/optimizer.h"
 
-#include <torch/torch.h>
+#include <torch/optim/adamw.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <ATen/Parallel.h>
 

@@ -1,7 +1,7 @@
 #include "reduce/ddap_reducer.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "reduce/ddap_reshard.h"
 #include "reduce/flat_parameters.h"

@@ -1,6 +1,7 @@
 #include "reduce/flat_parameters.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 namespace hpctrain::reduce {
 

@@ -1,6 +1,6 @@
 #include "reduce/model_merge.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace hpctrain::reduce {
 namespace {

@@ -1,7 +1,9 @@
 #include "reduce/optimizer_shard.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
+#include <torch/optim/adamw.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 #include <stdexcept>

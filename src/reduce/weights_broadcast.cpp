@@ -1,6 +1,6 @@
 #include "reduce/weights_broadcast.h"
 
-#include <torch/torch.h>
+#include <torch/utils.h>
 
 namespace hpctrain::reduce {
 

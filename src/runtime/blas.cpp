@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <climits>
 #include <cstdlib>

@@ -1,7 +1,8 @@
 #include "runtime/matmul_peak.h"
 
 #include <torch/cuda.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <chrono>

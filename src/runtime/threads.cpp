@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <sched.h>
-#include <torch/torch.h>
+#include <torch/utils.h>
 
 #include "cluster/parse_int.h"
 

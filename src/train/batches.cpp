@@ -1,6 +1,6 @@
 #include "train/batches.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace hpctrain::train {
 

@@ -2,7 +2,9 @@
 
 #include <ATen/autocast_mode.h>
 #include <fmt/format.h>
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,7 @@
 #include "train/generate.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "data/sampler.h"
 

@@ -1,7 +1,8 @@
 #include "train/run_setup.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
+#include <torch/cuda.h>
+#include <torch/types.h>
 
 #include <cstdlib>
 #include <vector>

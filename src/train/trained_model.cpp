@@ -1,7 +1,6 @@
 #include "train/trained_model.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
 
 #include "train/weight_average.h"
 

@@ -3,7 +3,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <torch/torch.h>
+#include <torch/optim/adamw.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <fstream>

@@ -1,7 +1,7 @@
 #include "train/training_data.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace hpctrain::train {
 

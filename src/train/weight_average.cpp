@@ -1,6 +1,6 @@
 #include "train/weight_average.h"
 
-#include <torch/torch.h>
+#include <torch/utils.h>
 
 namespace hpctrain::train {
 

@@ -1,6 +1,6 @@
 #include "train/weights.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include "support/sha256.h"
 

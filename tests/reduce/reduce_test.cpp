@@ -1,6 +1,9 @@
 // DDP and DDAP across ranks: the properties the reducers promise.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "comm/mpi_communicator.h"
 #include "optim/optimizer.h"

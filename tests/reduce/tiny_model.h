@@ -2,7 +2,8 @@
 // batches that differ between ranks but not between runs.
 #pragma once
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <memory>
 #include <utility>

@@ -2,7 +2,8 @@
 // rounding, deterministic, with 1/N of the optimizer state per rank, and the
 // gradients carried by reduce-scatters, counted at the communicator.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/optim/adamw.h>
+#include <torch/types.h>
 
 #include <atomic>
 

@@ -4,7 +4,8 @@
 // agree to 1e-5 relative (L2 norm of the difference over the L2 norm of the
 // reference, per tensor).
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <algorithm>

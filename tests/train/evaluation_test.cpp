@@ -10,7 +10,7 @@
 //  - the moving average of the weights resumes bit for bit and is evaluated
 //    beside the raw weights.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 
 #include <cmath>
 #include <cstdio>

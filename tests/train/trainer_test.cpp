@@ -4,7 +4,7 @@
 // checkpoint state of each component, the geometry checks, and its steps
 // against PyTorch's (bench/reference/train.py) on the same weights and batches.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <unistd.h>
 
 #include <cstdlib>

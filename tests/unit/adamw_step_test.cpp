@@ -5,7 +5,10 @@
 // Clipping folded into the step (grad_clip's scale) must give the very bits of
 // clipping first with LibTorch's clip_grad_norm_.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <vector>
 

@@ -2,7 +2,8 @@
 // writes them raw, in batches across datasets. Whatever the shapes, HDF5's own
 // reader, which verifies every chunk's checksum, must give the tensors back.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <filesystem>

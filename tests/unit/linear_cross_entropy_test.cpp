@@ -3,7 +3,8 @@
 #include "model/linear_cross_entropy.h"
 
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 #include <stdexcept>

@@ -2,7 +2,8 @@
 // compositions: head-parallel, block-causal attention, the exponential form
 // of GELU and the loss's row kernel, values and gradients.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,5 @@
 #include "optim/grad_clip.h"
 
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/types.h>
 
 namespace hpctrain::optim {

@@ -5,10 +5,13 @@
 // Clipping folded into the step (grad_clip's scale) must give the very bits of
 // clipping first with LibTorch's clip_grad_norm_.
 #include <gtest/gtest.h>
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 #include <torch/types.h>
 #include <torch/utils.h>
+
+// After torch/types.h: LibTorch 1.13's clip_grad.h uses tensors and ops
+// without including them.
+#include <torch/nn/utils/clip_grad.h>
 
 #include <vector>
 

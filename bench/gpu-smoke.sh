@@ -192,7 +192,7 @@ ddp() {
 }
 
 # losses RUN_DIR: "step loss" per logged training step, from its metrics.
-losses() { grep -o '"kind":"train","step":[0-9]*,"loss":[-0-9.e+]*' "$1/metrics.jsonl" | cut -d: -f3,4 | tr ':,' '  ' | awk '{print $1, $3}'; }
+losses() { grep -o '"kind":"train","step":[0-9]*,"loss":[-0-9.e+]*' "$1/metrics.jsonl" | awk -F '[:,]' '{print $4, $6}'; }
 
 zero() {
   train "$work/zero" --set parallel.zero=1

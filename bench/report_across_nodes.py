@@ -14,10 +14,14 @@ Definitions, fixed before any run (the same for every run):
   first reaches the target, interpolated linearly between evaluations;
 - x sooner at its own final loss: DDP's time to reach a run's final eval loss
   over the run's own time to reach it (for runs that end above the target);
-- tokens/s: the run's summary, all ranks, evaluations excluded.
+- tokens/s: the run's summary, all ranks, evaluations excluded;
+- matmul peak: the fp32 GFLOP/s rank 0 measured at start-up, so that runs
+  measured at different times on a shared machine can be told apart from a
+  machine that was slower then.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -60,7 +64,19 @@ def load_run(path):
         sys.exit(f"{path}: the final evaluation did not read the whole validation split")
     return {"evals": evals, "tokens_per_s": summary["tokens_per_s"], "final_loss": summary["eval_loss"],
             "eval_tokens": summary["eval_tokens"], "train_s": summary["train_s"], "steps": summary["step"],
-            "commit": commit, "duration_s": duration}
+            "commit": commit, "duration_s": duration, "peak_gflops": matmul_peak(os.path.join(here, "job.out"))}
+
+
+def matmul_peak(path):
+    """The fp32 matmul GFLOP/s rank 0 measured at start-up (its job log), or None.
+
+    Runs are measured at different times on a shared machine; compute-bound
+    runs' tokens/s move with this figure."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        found = re.search(r"([0-9.]+) GFLOP/s fp32 matmul peak per rank", f.read())
+    return float(found.group(1)) if found else None
 
 
 def link_busbw(path):
@@ -148,8 +164,8 @@ def main(results, docs):
         out += [f"## {RATE_LABEL[rate]} (allreduce busbw {busbw[rate]:.3f} GB/s at 16 MiB)", "",
                 f"Target: {target:.4f} nats (DDP's final {base['final_loss']:.4f} x {TARGET_MARGIN}).", "",
                 "| reducer | time to target s | x sooner than DDP | tokens/s | x DDP | final eval loss | vs DDP |"
-                " x sooner at its own final loss |",
-                "|---|---|---|---|---|---|---|---|"]
+                " x sooner at its own final loss | matmul peak GFLOP/s |",
+                "|---|---|---|---|---|---|---|---|---|"]
         best = closest = None
         for config in CONFIGS:
             run = runs.get((rate, config))
@@ -161,12 +177,13 @@ def main(results, docs):
             own = time_to(run["evals"], run["final_loss"])
             ddp_own = time_to(base["evals"], run["final_loss"])
             own_sooner = ddp_own / own if own and ddp_own and reached is None else None
+            peak = "-" if run["peak_gflops"] is None else f"{run['peak_gflops']:.0f}"
             if own_sooner is not None and (closest is None or gap < closest[2]):
                 closest = (config, own_sooner, gap)
             out.append(f"| {label(config, settings)} | {'not reached' if reached is None else f'{reached:.0f}'} | "
                        f"{'-' if sooner is None else f'{sooner:.2f}'} | {run['tokens_per_s']:.0f} | "
                        f"{run['tokens_per_s'] / base['tokens_per_s']:.2f} | {run['final_loss']:.4f} | "
-                       f"{100 * gap:+.1f}% | {'-' if own_sooner is None else f'{own_sooner:.2f}'} |")
+                       f"{100 * gap:+.1f}% | {'-' if own_sooner is None else f'{own_sooner:.2f}'} | {peak} |")
             if config != "ddp" and sooner is not None and (best is None or sooner > best[1]):
                 best = (config, sooner, gap)
         out.append("")
@@ -198,6 +215,9 @@ def main(results, docs):
         f"{settings.get('merge_delay', '?')} steps",
         "  after they start; diloco with outer learning rate 0.7 and Nesterov momentum 0.9.",
         "  All use AdamW and the quickstart's schedule.",
+        "- Runs measured on different days share the machine with other work: the last",
+        "  column, the fp32 matmul rate rank 0 measured when its run started, shows how",
+        "  fast the machine was then. Compute-bound runs' tokens/s move with it.",
         "- Link: `tbf` on both nodes' links (`slurm-cluster.sh shape`); busbw is",
         "  `hpctrain doctor`'s 16 MiB allreduce over it.",
         "",

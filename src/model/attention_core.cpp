@@ -23,16 +23,16 @@ constexpr std::int64_t kQueryRows = 128;
 // A head's [T, T] buffer holds its blocks one after another: block b, rows
 // [begin, end), keeps its [end - begin, keys] scores contiguous from row
 // `begin` on, so every GEMM and softmax sees a dense matrix.
-struct Block {
+struct QueryBlock {
   std::int64_t begin, rows, keys;
   at::Tensor in(const at::Tensor& head_buffer) const {
     return head_buffer.view(-1).narrow(0, begin * head_buffer.size(1), rows * keys).view({rows, keys});
   }
 };
 
-std::vector<Block> blocks_of(std::int64_t t, bool causal, std::int64_t query_rows) {
+std::vector<QueryBlock> blocks_of(std::int64_t t, bool causal, std::int64_t query_rows) {
   const std::int64_t rows = causal ? query_rows : t;
-  std::vector<Block> blocks;
+  std::vector<QueryBlock> blocks;
   for (std::int64_t begin = 0; begin < t; begin += rows) {
     const std::int64_t end = std::min(begin + rows, t);
     blocks.push_back({begin, end - begin, causal ? end : t});
@@ -58,7 +58,7 @@ class HeadParallelAttention : public torch::autograd::Function<HeadParallelAtten
     const Heads heads{n_head, d / n_head};
     auto probs = torch::empty({b * n_head, t, t}, qkv.options());
     auto y = torch::empty({b, t, d}, qkv.options());
-    const std::vector<Block> blocks = blocks_of(t, causal, query_rows);
+    const std::vector<QueryBlock> blocks = blocks_of(t, causal, query_rows);
     // Within a block only its last `rows` keys can lie above the diagonal.
     const auto mask =
         causal ? torch::full({query_rows, query_rows}, -std::numeric_limits<float>::infinity(), qkv.options()).triu(1)
@@ -72,7 +72,7 @@ class HeadParallelAttention : public torch::autograd::Function<HeadParallelAtten
       for (std::int64_t h = begin; h < end; ++h) {
         const torch::Tensor q = heads.of(qkv, h, 0), k = heads.of(qkv, h, 1), v = heads.of(qkv, h, 2);
         const torch::Tensor out = heads.of(y, h, 0);
-        for (const Block& blk : blocks) {
+        for (const QueryBlock& blk : blocks) {
           torch::Tensor s = blk.in(probs[h]);
           torch::addmm_out(s, s, q.narrow(0, blk.begin, blk.rows), k.narrow(0, 0, blk.keys).t(), 0.0, scale);
           if (causal) s.narrow(1, blk.begin, blk.rows).add_(mask.narrow(0, 0, blk.rows).narrow(1, 0, blk.rows));
@@ -101,7 +101,7 @@ class HeadParallelAttention : public torch::autograd::Function<HeadParallelAtten
     const auto b = qkv.size(0), t = qkv.size(1), d = qkv.size(2) / 3;
     const Heads heads{n_head, d / n_head};
     auto dqkv = torch::empty_like(qkv);
-    const std::vector<Block> blocks = blocks_of(t, causal, query_rows);
+    const std::vector<QueryBlock> blocks = blocks_of(t, causal, query_rows);
     const at::ThreadLocalState caller;
     at::parallel_for(0, b * n_head, 1, [&](std::int64_t begin, std::int64_t end) {
       const at::ThreadLocalStateGuard as_caller(caller);

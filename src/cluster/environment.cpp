@@ -1,8 +1,8 @@
 #include "cluster/environment.h"
 
-#include <cstring>
+#include <unistd.h>  // environ (glibc declares it with _GNU_SOURCE, which g++ and clang++ define)
 
-extern char** environ;  // NOLINT: POSIX
+#include <cstring>
 
 namespace hpctrain::cluster {
 

@@ -8,11 +8,12 @@
 # unit parses its own copy of the heavy headers (toml++, fmt, spdlog, CLI11,
 # nlohmann/json) or loads LibTorch's precompiled header, and compiles its own
 # copy of their inline code (Tensor operators, format and parse functions); a
-# batch does that once for several sources. Sources with their own compile
+# batch does that once for several sources (8: docs/architecture.md has the
+# build times that chose it). Sources with their own compile
 # options (the -O3 kernels) stay separate translation units. The lint
 # (.ci/lint) checks each source on its own all the same: it turns the batches
 # back into per-source compile commands.
-set(HPCTRAIN_UNITY_BATCH 4 CACHE STRING "Sources per translation unit in a layer's unity build")
+set(HPCTRAIN_UNITY_BATCH 8 CACHE STRING "Sources per translation unit in a layer's unity build")
 function(hpctrain_layer name)
   cmake_parse_arguments(PARSE_ARGV 1 LAYER "TORCH" "" "SOURCES;PUBLIC;PRIVATE")
   add_library(hpctrain_${name} ${LAYER_SOURCES})

@@ -248,6 +248,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   ParallelConfig& p = e.parallel;
   p.reducer = parallel.choice("reducer", p.reducer);
   p.collective_timeout_s = parallel.number("collective_timeout_s", p.collective_timeout_s, 1, 1e6);
+  p.prepare_timeout_s = parallel.number("prepare_timeout_s", p.prepare_timeout_s, 1, 1e6);
   p.comm_wait = parallel.choice("comm_wait", p.comm_wait);
   p.first_bucket_mb = parallel.number("first_bucket_mb", p.first_bucket_mb, 0.001, 1e5);
   p.bucket_cap_mb = parallel.number("bucket_cap_mb", p.bucket_cap_mb, 0.001, 1e5);

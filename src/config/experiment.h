@@ -208,6 +208,7 @@ struct LoggingConfig {
 struct ParallelConfig {
   ReducerKind reducer = ReducerKind::kDdp;  // synchronous or asynchronous
   double collective_timeout_s = 300;
+  double prepare_timeout_s = 3600;  // the other ranks' wait while rank 0 prepares the data set
   CommWait comm_wait = CommWait::kYield;
   // ddp
   double first_bucket_mb = 1;

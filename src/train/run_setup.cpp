@@ -5,13 +5,15 @@
 #include <torch/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
-#include <thread>
+#include <exception>
+#include <stdexcept>
 #include <vector>
 
 #include "cluster/gpu_placement.h"
-#include "comm/communicator.h"
 #include "comm/consensus.h"
+#include "comm/mpi_communicator.h"
 #include "data/prepare.h"
 
 namespace hpctrain::train {
@@ -90,19 +92,35 @@ BatchGeometry batch_geometry(const config::Experiment& e, int ranks) {
 }
 
 void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& log) {
+  // The other ranks wait while rank 0 prepares, which takes seconds to
+  // minutes: longer than parallel.collective_timeout_s allows a collective (a
+  // preparation of over 300 s ended the job, naming rank 0 as missing). So the
+  // wait has its own timeout, parallel.prepare_timeout_s, and sleeps between
+  // two tests: a rank that polled took half of 2 cores from the tokenizer's
+  // threads. Rank 0 then broadcasts whether it succeeded, so that a failed
+  // preparation ends every rank at once with its reason on rank 0; a rank 0
+  // that dies or hangs ends the job at the timeout.
+  comm::MpiCommunicator waiting(world.mpi_comm(),
+                                std::chrono::milliseconds(static_cast<long long>(e.parallel.prepare_timeout_s * 1e3)),
+                                comm::WaitStrategy::kSleep);
+  std::int64_t prepared = 1;
+  std::exception_ptr failure;
   if (world.rank() == 0 && !std::filesystem::exists(std::filesystem::path(e.data.dir) / "meta.json")) {
     log.line(fmt::format("data set {} not prepared yet: preparing it (hpctrain prepare does this alone)", e.data.dir));
-    const auto result = data::prepare(e, stdout);
-    data::print_stats(result, stdout);
+    try {
+      const auto result = data::prepare(e, stdout);
+      data::print_stats(result, stdout);
+    } catch (...) {
+      failure = std::current_exception();
+      prepared = 0;
+    }
   }
-  // The other ranks wait while rank 0 prepares, which takes seconds to
-  // minutes. They test the barrier every 20 ms and sleep in between rather
-  // than wait as for a collective, which keeps polling: with one rank per
-  // core, a polling rank took half the cores from rank 0's tokenizer threads
-  // (1.1 MB/s under `mpiexec -n 2` on 2 cores, 2.4 MB/s alone). The barrier's
-  // timeout and dead-rank checks are the same either way.
-  const comm::WorkPtr prepared = world.comm().barrier_async();
-  while (!prepared->test()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  waiting.broadcast(&prepared, 1, comm::DType::kInt64, 0);
+  if (failure) std::rethrow_exception(failure);
+  if (prepared == 0) {
+    throw std::runtime_error(
+        fmt::format("rank 0 could not prepare the data set {} (its error is in its log)", e.data.dir));
+  }
 }
 
 }  // namespace hpctrain::train

@@ -5,10 +5,7 @@
 #include <torch/types.h>
 
 #include <chrono>
-#include <cstdint>
 #include <cstdlib>
-#include <exception>
-#include <stdexcept>
 #include <vector>
 
 #include "cluster/gpu_placement.h"
@@ -97,30 +94,17 @@ void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& lo
   // preparation of over 300 s ended the job, naming rank 0 as missing). So the
   // wait has its own timeout, parallel.prepare_timeout_s, and sleeps between
   // two tests: a rank that polled took half of 2 cores from the tokenizer's
-  // threads. Rank 0 then broadcasts whether it succeeded, so that a failed
-  // preparation ends every rank at once with its reason on rank 0; a rank 0
-  // that dies or hangs ends the job at the timeout.
+  // threads. A failed preparation ends every rank at once with rank 0's
+  // reason (on_all_ranks); a rank 0 that dies or hangs ends the job at the
+  // timeout.
   comm::MpiCommunicator waiting(world.mpi_comm(),
                                 std::chrono::milliseconds(static_cast<long long>(e.parallel.prepare_timeout_s * 1e3)),
                                 comm::WaitStrategy::kSleep);
-  std::int64_t prepared = 1;
-  std::exception_ptr failure;
-  if (world.rank() == 0 && !std::filesystem::exists(std::filesystem::path(e.data.dir) / "meta.json")) {
+  comm::on_all_ranks(waiting, [&] {
+    if (world.rank() != 0 || std::filesystem::exists(std::filesystem::path(e.data.dir) / "meta.json")) return;
     log.line(fmt::format("data set {} not prepared yet: preparing it (hpctrain prepare does this alone)", e.data.dir));
-    try {
-      const auto result = data::prepare(e, stdout);
-      data::print_stats(result, stdout);
-    } catch (...) {
-      failure = std::current_exception();
-      prepared = 0;
-    }
-  }
-  waiting.broadcast(&prepared, 1, comm::DType::kInt64, 0);
-  if (failure) std::rethrow_exception(failure);
-  if (prepared == 0) {
-    throw std::runtime_error(
-        fmt::format("rank 0 could not prepare the data set {} (its error is in its log)", e.data.dir));
-  }
+    data::print_stats(data::prepare(e, stdout), stdout);
+  });
 }
 
 }  // namespace hpctrain::train

@@ -14,6 +14,11 @@ Definitions, fixed before any run (the same for every run):
   first reaches the target, interpolated linearly between evaluations;
 - x sooner at its own final loss: DDP's time to reach a run's final eval loss
   over the run's own time to reach it (for runs that end above the target);
+- x DDP's tokens: the steps (so the tokens: every step is 16 x 256 of them) a
+  run took to reach the target (if it did, else its own final eval loss) over
+  the steps DDP took to reach the same loss, interpolated like the time. It splits the speed-up in two:
+  x sooner ~ (x DDP's tokens/s) / (x DDP's tokens), the link's share and the
+  algorithm's share (not exactly: start-up and a run's speed vary);
 - tokens/s: the run's summary, all ranks, evaluations excluded;
 - matmul peak: the fp32 GFLOP/s rank 0 measured at start-up, so that runs
   measured at different times on a shared machine can be told apart from a
@@ -31,6 +36,7 @@ RATE_LABEL = {"unlimited": "unlimited", "1gbit": "1 Gbit/s", "100mbit": "100 Mbi
 CONFIGS = ["ddp", "ddap-average-blocking", "ddap-average-overlapped", "ddap-ties-blocking", "ddap-ties-overlapped",
            "ddap-diloco-blocking", "ddap-diloco-overlapped"]
 TARGET_MARGIN = 1.01  # the target: DDP's final eval loss x this
+AIMED_SPEEDUP = 2.5  # how much sooner than DDP the best DDAP run should reach the target at 100 Mbit/s
 
 
 def label(config, settings):
@@ -89,16 +95,23 @@ def link_busbw(path):
     sys.exit(f"{path}: no 16 MiB allreduce row")
 
 
-def time_to(evals, target):
+def time_to(evals, target, column=0):
+    """Training seconds (column 0) or steps (column 2) until the eval loss
+    first reaches target, interpolated linearly between evaluations."""
     previous = (0.0, float("inf"))
-    for seconds, loss, _ in evals:
+    for record in evals:
+        at, loss = record[column], record[1]
         if loss <= target:
             t0, l0 = previous
             if l0 == float("inf"):
-                return seconds
-            return t0 + (seconds - t0) * (l0 - target) / (l0 - loss)
-        previous = (seconds, loss)
+                return at
+            return t0 + (at - t0) * (l0 - target) / (l0 - loss)
+        previous = (at, loss)
     return None
+
+
+def steps_to(evals, target):
+    return time_to(evals, target, column=2)
 
 
 def machine():
@@ -164,9 +177,10 @@ def main(results, docs):
         out += [f"## {RATE_LABEL[rate]} (allreduce busbw {busbw[rate]:.3f} GB/s at 16 MiB)", "",
                 f"Target: {target:.4f} nats (DDP's final {base['final_loss']:.4f} x {TARGET_MARGIN}).", "",
                 "| reducer | time to target s | x sooner than DDP | tokens/s | x DDP | final eval loss | vs DDP |"
-                " x sooner at its own final loss | matmul peak GFLOP/s |",
-                "|---|---|---|---|---|---|---|---|---|"]
+                " x sooner at its own final loss | x DDP's tokens | matmul peak GFLOP/s |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
         best = closest = None
+        speed_ratios, token_ratios = [], []  # DDAP runs' x DDP's tokens/s and x DDP's tokens
         for config in CONFIGS:
             run = runs.get((rate, config))
             if run is None:
@@ -177,13 +191,22 @@ def main(results, docs):
             own = time_to(run["evals"], run["final_loss"])
             ddp_own = time_to(base["evals"], run["final_loss"])
             own_sooner = ddp_own / own if own and ddp_own and reached is None else None
+            # Tokens to the target where the run reached it, else to its own final loss.
+            level = target if reached is not None else run["final_loss"]
+            ddp_steps = steps_to(base["evals"], level)
+            token_ratio = steps_to(run["evals"], level) / ddp_steps if ddp_steps else None
+            speed_ratio = run["tokens_per_s"] / base["tokens_per_s"]
+            if config != "ddp":
+                speed_ratios.append(speed_ratio)
+                token_ratios += [token_ratio] if token_ratio is not None else []
             peak = "-" if run["peak_gflops"] is None else f"{run['peak_gflops']:.0f}"
             if own_sooner is not None and (closest is None or gap < closest[2]):
                 closest = (config, own_sooner, gap)
             out.append(f"| {label(config, settings)} | {'not reached' if reached is None else f'{reached:.0f}'} | "
                        f"{'-' if sooner is None else f'{sooner:.2f}'} | {run['tokens_per_s']:.0f} | "
                        f"{run['tokens_per_s'] / base['tokens_per_s']:.2f} | {run['final_loss']:.4f} | "
-                       f"{100 * gap:+.1f}% | {'-' if own_sooner is None else f'{own_sooner:.2f}'} | {peak} |")
+                       f"{100 * gap:+.1f}% | {'-' if own_sooner is None else f'{own_sooner:.2f}'} | "
+                       f"{'-' if config == 'ddp' or token_ratio is None else f'{token_ratio:.2f}'} | {peak} |")
             if config != "ddp" and sooner is not None and (best is None or sooner > best[1]):
                 best = (config, sooner, gap)
         out.append("")
@@ -194,6 +217,14 @@ def main(results, docs):
                 verdicts.append(f"  The closest, {label(closest[0], settings)}, ended {100 * closest[2]:+.1f}% from "
                                 f"DDP's final eval loss, and reached its own final loss {closest[1]:.2f}x sooner "
                                 "than DDP reached the same loss.")
+            if speed_ratios and token_ratios:
+                verdicts.append(f"  Why: a run is about (x DDP's tokens/s) / (x DDP's tokens) sooner. The fastest DDAP run "
+                                f"has {max(speed_ratios):.2f}x DDP's tokens/s, so it would have to reach a loss on at "
+                                f"most {max(speed_ratios) / AIMED_SPEEDUP:.2f}x DDP's tokens to be {AIMED_SPEEDUP}x sooner; the most frugal "
+                                f"needed {min(token_ratios):.2f}x DDP's tokens to reach its own final loss (together: at best "
+                                f"{max(speed_ratios) / min(token_ratios):.2f}x sooner). Local AdamW steps on "
+                                "half the batch, merged every few steps, learn less per token than DDP's steps on "
+                                "the whole batch (docs/reducers.md, \"What a local step is worth\").")
         else:
             verdicts.append(f"- {RATE_LABEL[rate]}: the best DDAP configuration, {label(best[0], settings)}, reached "
                             f"DDP's final eval loss within 1% {best[1]:.2f}x sooner than DDP "

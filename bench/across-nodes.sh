@@ -32,9 +32,9 @@
 #
 # --steps N runs longer than the fixed STEPS, for a supplementary run in an
 # --out of its own: a DDAP run that does not reach the target in STEPS steps
-# may reach it later. Copy or link the DDP run into that --out first: the target is
-# computed from it. Only bench/results/across-nodes reports into docs/; any
-# other --out gets its report in OUT/report/.
+# may reach it later. Copy or link the DDP run into that --out first: the
+# target is computed from it. Only bench/results/across-nodes reports into
+# docs/; any other --out gets its report in OUT/report/.
 #
 # Needs root (the cluster harness) and a build (README). About an hour on
 # 2 cores.

@@ -16,8 +16,8 @@ Definitions, fixed before any run (the same for every run):
   over the run's own time to reach it (for runs that end above the target);
 - x DDP's tokens: the steps (so the tokens: every step is 16 x 256 of them) a
   run took to reach the target (if it did, else its own final eval loss) over
-  the steps DDP took to reach the same loss, interpolated like the time. It splits the speed-up in two:
-  x sooner ~ (x DDP's tokens/s) / (x DDP's tokens), the link's share and the
+  the steps DDP took to reach the same loss, interpolated like the time. It
+  splits the speed-up in two: x sooner ~ (x DDP's tokens/s) / (x DDP's tokens), the link's share and the
   algorithm's share (not exactly: start-up and a run's speed vary);
 - tokens/s: the run's summary, all ranks, evaluations excluded;
 - matmul peak: the fp32 GFLOP/s rank 0 measured at start-up, so that runs
@@ -198,13 +198,14 @@ def main(results, docs):
             speed_ratio = run["tokens_per_s"] / base["tokens_per_s"]
             if config != "ddp":
                 speed_ratios.append(speed_ratio)
-                token_ratios += [token_ratio] if token_ratio is not None else []
+                if token_ratio is not None:
+                    token_ratios.append(token_ratio)
             peak = "-" if run["peak_gflops"] is None else f"{run['peak_gflops']:.0f}"
             if own_sooner is not None and (closest is None or gap < closest[2]):
                 closest = (config, own_sooner, gap)
             out.append(f"| {label(config, settings)} | {'not reached' if reached is None else f'{reached:.0f}'} | "
                        f"{'-' if sooner is None else f'{sooner:.2f}'} | {run['tokens_per_s']:.0f} | "
-                       f"{run['tokens_per_s'] / base['tokens_per_s']:.2f} | {run['final_loss']:.4f} | "
+                       f"{speed_ratio:.2f} | {run['final_loss']:.4f} | "
                        f"{100 * gap:+.1f}% | {'-' if own_sooner is None else f'{own_sooner:.2f}'} | "
                        f"{'-' if config == 'ddp' or token_ratio is None else f'{token_ratio:.2f}'} | {peak} |")
             if config != "ddp" and sooner is not None and (best is None or sooner > best[1]):
@@ -218,11 +219,12 @@ def main(results, docs):
                                 f"DDP's final eval loss, and reached its own final loss {closest[1]:.2f}x sooner "
                                 "than DDP reached the same loss.")
             if speed_ratios and token_ratios:
-                verdicts.append(f"  Why: a run is about (x DDP's tokens/s) / (x DDP's tokens) sooner. The fastest DDAP run "
-                                f"has {max(speed_ratios):.2f}x DDP's tokens/s, so it would have to reach a loss on at "
-                                f"most {max(speed_ratios) / AIMED_SPEEDUP:.2f}x DDP's tokens to be {AIMED_SPEEDUP}x sooner; the most frugal "
-                                f"needed {min(token_ratios):.2f}x DDP's tokens to reach its own final loss (together: at best "
-                                f"{max(speed_ratios) / min(token_ratios):.2f}x sooner). Local AdamW steps on "
+                fastest, frugal = max(speed_ratios), min(token_ratios)
+                verdicts.append(f"  Why: a run is about (x DDP's tokens/s) / (x DDP's tokens) sooner. The fastest "
+                                f"DDAP run has {fastest:.2f}x DDP's tokens/s, so it would have to reach a loss on at "
+                                f"most {fastest / AIMED_SPEEDUP:.2f}x DDP's tokens to be {AIMED_SPEEDUP}x sooner; the "
+                                f"most frugal needed {frugal:.2f}x DDP's tokens to reach its own final loss "
+                                f"(together: at best {fastest / frugal:.2f}x sooner). Local AdamW steps on "
                                 "half the batch, merged every few steps, learn less per token than DDP's steps on "
                                 "the whole batch (docs/reducers.md, \"What a local step is worth\").")
         else:

@@ -1,0 +1,92 @@
+#include "support/no_follow.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <stdio.h>  // renameat2
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+#include <system_error>
+
+namespace hpctrain::support {
+namespace {
+
+std::string reason(int error) { return std::system_category().message(error); }
+
+}  // namespace
+
+OwnedFd::~OwnedFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void OwnedFd::close(const std::string& name) {
+  const int fd = fd_;
+  fd_ = -1;
+  if (fd >= 0 && ::close(fd) != 0) throw std::runtime_error(fmt::format("{}: close failed: {}", name, reason(errno)));
+}
+
+OwnedFd create_new_file(const std::filesystem::path& path, const std::string& what) {
+  // O_EXCL with O_CREAT fails on any existing name, a link included, dangling
+  // or not; O_NOFOLLOW says the same for kernels and file systems that differ.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int error = errno;
+    throw std::runtime_error(fmt::format("{}: cannot create the {}: {}{}", path.string(), what, reason(error),
+                                         error == EEXIST ? fmt::format(" ({} stands there)", what_is_at(path)) : ""));
+  }
+  return OwnedFd(fd);
+}
+
+void write_all(int fd, const void* data, std::size_t size, const std::string& name) {
+  const char* at = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, at, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(fmt::format("{}: write failed: {}", name, reason(n < 0 ? errno : EIO)));
+    at += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void make_real_directory(const std::filesystem::path& path, const std::string& what) {
+  if (::mkdir(path.c_str(), 0777) == 0) return;
+  const int error = errno;
+  struct stat st {};
+  if (error == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
+  throw std::runtime_error(fmt::format("{}: cannot make the {} there: {}", path.string(), what,
+                                       error == EEXIST ? what_is_at(path) + " stands there" : reason(error)));
+}
+
+std::string what_is_at(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return "nothing";
+  switch (st.st_mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFLNK: return "a symbolic link";
+    case S_IFIFO: return "a FIFO";
+    case S_IFSOCK: return "a socket";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    default: return "something";
+  }
+}
+
+bool rename_unless_taken(const std::filesystem::path& from, const std::filesystem::path& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
+  const int error = errno;
+  if (error == EEXIST) return false;
+  if (error != EINVAL && error != ENOSYS && error != ENOTSUP) {
+    throw std::runtime_error(fmt::format("{}: cannot rename it to {}: {}", from.string(), to.string(), reason(error)));
+  }
+  struct stat st {};
+  if (::lstat(to.c_str(), &st) == 0) return false;
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    throw std::runtime_error(fmt::format("{}: cannot rename it to {}: {}", from.string(), to.string(), reason(errno)));
+  }
+  return true;
+}
+
+}  // namespace hpctrain::support

@@ -1,0 +1,51 @@
+// Writing into directories that others may write too (a group-shared project
+// directory): a new file is created exclusively and never through a symbolic
+// link, a directory hpctrain writes into must be a real directory, and a file
+// is moved into place only where nothing of another kind stands. So whoever
+// can write to a run's directories can make a write fail, but cannot make it
+// truncate or replace a file elsewhere (docs/security.md).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace hpctrain::support {
+
+// A file descriptor closed when it goes out of scope.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  ~OwnedFd();
+  OwnedFd(OwnedFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  OwnedFd& operator=(OwnedFd&&) = delete;
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  [[nodiscard]] int get() const { return fd_; }
+  // Closes now, reporting a failed close (an NFS write error shows there).
+  void close(const std::string& name);
+
+ private:
+  int fd_;
+};
+
+// Creates `path`, which must not exist (not even as a dangling link), for
+// writing; throws "PATH: cannot create it: REASON" naming `what`.
+OwnedFd create_new_file(const std::filesystem::path& path, const std::string& what);
+
+// Writes all of `size` bytes to `fd`; throws naming `name` on failure.
+void write_all(int fd, const void* data, std::size_t size, const std::string& name);
+
+// Makes `path` a directory unless it is one already; throws when it exists as
+// anything else, a symbolic link to a directory included.
+void make_real_directory(const std::filesystem::path& path, const std::string& what);
+
+// What stands at `path` without following a link: "nothing", "a regular
+// file", "a directory", "a symbolic link", "a FIFO", ...
+std::string what_is_at(const std::filesystem::path& path);
+
+// Renames `from` to `to` unless something exists at `to`; returns false then.
+// Where the file system cannot say so atomically (NFS and others refuse
+// RENAME_NOREPLACE), it looks first and renames after.
+bool rename_unless_taken(const std::filesystem::path& from, const std::filesystem::path& to);
+
+}  // namespace hpctrain::support

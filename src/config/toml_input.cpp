@@ -257,7 +257,9 @@ void check_toml_limits(std::string_view text, const std::string& origin, std::si
 
 std::string read_toml_file(const std::filesystem::path& path, std::size_t max_bytes) {
   try {
-    return support::read_bounded_file(path, max_bytes, "TOML file");
+    std::string text = support::read_bounded_file(path, max_bytes, "TOML file");
+    if (text.starts_with(kByteOrderMark)) text.erase(0, kByteOrderMark.size());
+    return text;
   } catch (const support::InputError& e) {
     throw ConfigError(e.what());
   }
@@ -268,6 +270,7 @@ toml::table parse_toml_file(const std::filesystem::path& path, std::size_t max_b
 }
 
 toml::table parse_toml_text(std::string_view text, const std::string& origin, std::size_t max_bytes) {
+  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
   check_toml_limits(text, origin, max_bytes);
   try {
     return toml::parse(text, origin);

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "config/config_error.h"
@@ -102,6 +106,26 @@ TEST(TomlLimits, NonAsciiOnlyInStringsAndCommentsAndClosersMatch) {
   EXPECT_EQ(error_of("a = [}\n"), "t.toml:1:6: '}' cannot close '['");
   EXPECT_EQ(error_of("a = [1, {b = 2]}\n"), "t.toml:1:15: ']' cannot close '{'");
   EXPECT_EQ(error_of("a = [[1], {b = [2]}]\n"), "no error");
+}
+
+// Windows editors save UTF-8 with a byte-order mark; TOML and toml++ accept
+// one at the very start of a file, and line 1's columns count after it.
+TEST(TomlLimits, AByteOrderMarkIsAcceptedAtTheStartOnly) {
+  const std::string bom = "\xEF\xBB\xBF";
+  const toml::table parsed = parse_toml_text(bom + "[job]\nname = \"x\"\n", "t.toml");
+  EXPECT_EQ(parsed["job"]["name"].value<std::string>(), "x");
+  try {
+    (void)parse_toml_text(bom + "x = \n", "t.toml");
+    ADD_FAILURE() << "parsed a key without a value";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("t.toml:1:", 0), 0U) << e.what();
+  }
+  EXPECT_THROW((void)parse_toml_text("x = 1\n" + bom + "y = 2\n", "t.toml"), ConfigError);
+  EXPECT_THROW((void)parse_toml_text(bom + bom + "y = 2\n", "t.toml"), ConfigError);
+  const auto file = std::filesystem::temp_directory_path() / ("bom-" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(file, std::ios::binary) << bom << "a = 1\n";
+  EXPECT_EQ(read_toml_file(file), "a = 1\n");  // what a checkpoint then stores
+  std::filesystem::remove(file);
 }
 
 TEST(TomlLimits, TheQuickstartPasses) {

@@ -14,6 +14,7 @@
 #include "ckpt_file/checkpoint_files.h"
 #include "handles/mpi.h"
 #include "support/build_info.h"
+#include "support/no_follow.h"
 
 namespace hpctrain::ckpt {
 namespace {
@@ -150,26 +151,54 @@ void add_root_attributes(ckpt_file::Hdf5Writer& file, Snapshot& snapshot) {
   for (const auto& [name, value] : snapshot.reals) file.attribute(name, value);
 }
 
-// Writes PATH.tmp-PID with `fill`, fsyncs it, renames it to PATH and fsyncs
-// the directory.
+// Moves the finished temporary to `path`. Something already there is replaced
+// only when it is a checkpoint hpctrain wrote for the same step; anything
+// else (a directory, a FIFO, a file of someone's) stops the write with its
+// name, and stays as it was.
+void put_in_place(const std::filesystem::path& tmp, const std::filesystem::path& path, std::int64_t step) {
+  if (support::rename_unless_taken(tmp, path)) return;
+  if (ckpt_file::written_by_hpctrain(path, step)) {
+    std::filesystem::rename(tmp, path);
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
+  throw CheckpointError(
+      fmt::format("{}: {} stands there that hpctrain did not write for step {}: move it away to "
+                  "let the checkpoint be written",
+                  path.string(), support::what_is_at(path), step));
+}
+
+// Writes PATH.tmp-PID with `fill`, fsyncs it, moves it to PATH and fsyncs the
+// directory. The temporary is created exclusively (libhdf5's H5F_ACC_EXCL is
+// O_CREAT | O_EXCL, which no link satisfies): a file or link planted under
+// its name makes the write fail instead of truncating what the link names.
 template <typename Fill>
-void write_atomically(const std::filesystem::path& path, Fill fill) {
-  std::filesystem::create_directories(path.parent_path());
+void write_atomically(const std::filesystem::path& path, std::int64_t step, Fill fill) {
   const std::filesystem::path tmp = ckpt_file::temporary_name(path);
   {
     ckpt_file::Hdf5Writer file(tmp);
-    fill(file);
-    file.finish();
+    try {
+      fill(file);
+      file.finish();
+    } catch (...) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);  // ours: created above
+      throw;
+    }
   }
   fsync_path(tmp, false);
-  std::filesystem::rename(tmp, path);
+  put_in_place(tmp, path, step);
   fsync_path(path.parent_path(), true);
 }
 
 }  // namespace
 
 void write_checkpoint(const std::filesystem::path& path, Snapshot snapshot) {
-  write_atomically(path, [&](ckpt_file::Hdf5Writer& file) {
+  // The run's checkpoints/ may be a link its owner made (to scratch space);
+  // below it, hpctrain makes and follows none.
+  std::filesystem::create_directories(path.parent_path());
+  write_atomically(path, snapshot.info.step, [&](ckpt_file::Hdf5Writer& file) {
     add_root_attributes(file, snapshot);
     add_arrays(file, snapshot);
   });
@@ -179,8 +208,11 @@ ckpt_file::ShardEntry write_shard(const std::filesystem::path& index, std::int64
                                   Snapshot snapshot) {
   ckpt_file::ShardEntry entry;
   entry.file = ckpt_file::shard_file_name(shard);
-  const auto path = ckpt_file::shard_directory(index) / entry.file;
-  write_atomically(path, [&](ckpt_file::Hdf5Writer& file) {
+  const auto dir = ckpt_file::shard_directory(index);
+  std::filesystem::create_directories(index.parent_path());
+  support::make_real_directory(dir, "shard directory");
+  const auto path = dir / entry.file;
+  write_atomically(path, snapshot.info.step, [&](ckpt_file::Hdf5Writer& file) {
     file.attribute("format_version", ckpt_file::kFormatVersion);
     file.attribute("step", snapshot.info.step);
     file.attribute(ckpt_file::kShardAttribute, shard);
@@ -195,7 +227,8 @@ ckpt_file::ShardEntry write_shard(const std::filesystem::path& index, std::int64
 void write_index(const std::filesystem::path& index, Snapshot snapshot,
                  const std::vector<ckpt_file::ShardEntry>& shards) {
   if (!snapshot.tensors.empty()) throw CheckpointError(index.string() + ": an index holds no tensors");
-  write_atomically(index, [&](ckpt_file::Hdf5Writer& file) {
+  std::filesystem::create_directories(index.parent_path());
+  write_atomically(index, snapshot.info.step, [&](ckpt_file::Hdf5Writer& file) {
     add_root_attributes(file, snapshot);
     file.attribute(ckpt_file::kShardsAttribute, static_cast<std::int64_t>(shards.size()));
     file.attribute(ckpt_file::kShardFilesAttribute, ckpt_file::format_shard_table(shards));

@@ -3,16 +3,70 @@
 #include <fmt/format.h>
 #include <torch/types.h>
 
-#include <fstream>
+#include <unistd.h>
+
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "ckpt/checkpoint.h"
 #include "ckpt_file/checkpoint_files.h"
+#include "support/bounded_file.h"
+#include "support/input_file.h"
+#include "support/no_follow.h"
 
 namespace hpctrain::ckpt {
+namespace {
+
+constexpr std::uint64_t kMaxHeaderBytes = std::uint64_t{100} << 20;
+
+// An earlier export, which a new one may replace: a regular file that starts
+// as a safetensors file does (a header length that fits the file, then '{').
+bool is_safetensors_file(const std::filesystem::path& path) {
+  try {
+    const support::InputFile file(path, "safetensors file");
+    const std::string head = file.read_at(0, 9);
+    if (head.size() < 9) return false;
+    std::uint64_t length = 0;
+    for (int i = 7; i >= 0; --i)
+      length = (length << 8U) | static_cast<unsigned char>(head[static_cast<std::size_t>(i)]);
+    return length <= kMaxHeaderBytes && 8 + length <= file.size() && head[8] == '{';
+  } catch (const support::InputError&) {
+    return false;
+  }
+}
+
+// Where the export goes must be free, or an earlier export: `--out` naming a
+// checkpoint, a shard, a device or a link would otherwise replace it with a
+// regular file. Returns whether something (an earlier export) is there.
+bool check_destination(const std::filesystem::path& out) {
+  if (out.empty()) throw CheckpointError("ckpt export --out: an empty path; name the .safetensors file to write");
+  const std::string there = support::what_is_at(out);
+  if (there == "nothing") {
+    const std::filesystem::path parent = out.parent_path().empty() ? "." : out.parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(parent, ec)) {
+      throw CheckpointError(
+          fmt::format("{}: cannot export there: {} is not a directory", out.string(), parent.string()));
+    }
+    return false;
+  }
+  if (there == "a directory") {
+    throw CheckpointError(fmt::format("{}: is a directory; name the .safetensors file to write", out.string()));
+  }
+  if (there != "a regular file" || !is_safetensors_file(out)) {
+    throw CheckpointError(
+        fmt::format("{}: {} stands there, not an earlier safetensors export: ckpt export replaces "
+                    "nothing else (name a new file)",
+                    out.string(), there == "a regular file" ? "a file" : there));
+  }
+  return true;
+}
+
+}  // namespace
 
 ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out,
                                 const std::string& group) {
+  const bool replaces = check_destination(out);
   const StoredCheckpoint file(checkpoint);
   const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file.index());
   const auto names = file.members(group);
@@ -38,11 +92,10 @@ ExportResult export_safetensors(const std::filesystem::path& checkpoint, const s
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
 
-  if (std::filesystem::is_directory(out)) {
-    throw CheckpointError(fmt::format("{}: is a directory; name the .safetensors file to write", out.string()));
-  }
   const std::filesystem::path tmp = ckpt_file::temporary_name(out);
-  // The temporary is ours: it goes if anything below fails.
+  // Created exclusively, never through a link; once created it is ours, and
+  // it goes if anything below fails.
+  support::OwnedFd fd = support::create_new_file(tmp, "temporary export");
   struct RemoveOnFailure {
     const std::filesystem::path& path;
     bool done = false;
@@ -51,19 +104,25 @@ ExportResult export_safetensors(const std::filesystem::path& checkpoint, const s
       if (!done) std::filesystem::remove(path, ec);
     }
   } cleanup{tmp};
-  {
-    std::ofstream stream(tmp, std::ios::binary | std::ios::trunc);
-    if (!stream) throw CheckpointError(fmt::format("{}: cannot create", tmp.string()));
-    const auto length = static_cast<std::uint64_t>(text.size());
-    for (int i = 0; i < 8; ++i) stream.put(static_cast<char>((length >> (8 * i)) & 0xFFU));
-    stream.write(text.data(), static_cast<std::streamsize>(text.size()));
-    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
-    for (const auto& t : tensors) {
-      stream.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(t.numel() * sizeof(float)));
-    }
-    if (!stream.flush()) throw CheckpointError(fmt::format("{}: write failed", tmp.string()));
+  std::array<char, 8> length{};
+  for (std::size_t i = 0; i < 8; ++i) length[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFFU);
+  support::write_all(fd.get(), length.data(), length.size(), tmp.string());
+  support::write_all(fd.get(), text.data(), text.size(), tmp.string());
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
+  for (const auto& t : tensors) {
+    support::write_all(fd.get(), t.data_ptr(), static_cast<std::size_t>(t.numel()) * sizeof(float), tmp.string());
   }
-  std::filesystem::rename(tmp, out);
+  if (::fsync(fd.get()) != 0) throw CheckpointError(fmt::format("{}: fsync failed", tmp.string()));
+  fd.close(tmp.string());
+  // What stands at `out` now must still be what was checked at the start.
+  if (check_destination(out) != replaces) {
+    throw CheckpointError(fmt::format("{}: changed while the export was written; nothing replaced", out.string()));
+  }
+  if (replaces) {
+    std::filesystem::rename(tmp, out);  // replaces the entry itself: a link swapped in is not followed
+  } else if (!support::rename_unless_taken(tmp, out)) {
+    throw CheckpointError(fmt::format("{}: appeared while the export was written; nothing replaced", out.string()));
+  }
   cleanup.done = true;
   return {tensors.size(), offset};
 }

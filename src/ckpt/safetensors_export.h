@@ -15,7 +15,10 @@ struct ExportResult {
 };
 
 // Writes `checkpoint`'s /model group (or another group of parameters: "ema",
-// the moving average) to `out` (atomically, like checkpoints).
+// the moving average) to `out` (atomically, like checkpoints). `out` must be
+// free or an earlier export: anything else there (a checkpoint, a device, a
+// link, a directory) is refused before a byte is read, and the temporary is
+// created exclusively, never through a link.
 ExportResult export_safetensors(const std::filesystem::path& checkpoint, const std::filesystem::path& out,
                                 const std::string& group = "model");
 

@@ -36,7 +36,7 @@ struct ArrayInfo {
 
 class Hdf5Writer {
  public:
-  // Creates (truncates) `path`.
+  // Creates `path`, which must not exist: a file or link there is an error.
   explicit Hdf5Writer(const std::filesystem::path& path);
 
   // One dataset each; intermediate groups are created.

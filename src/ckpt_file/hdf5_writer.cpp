@@ -12,6 +12,7 @@
 #include "ckpt_file/fletcher32.h"
 #include "ckpt_file/hdf5_types.h"
 #include "ckpt_file/manifest.h"
+#include "support/no_follow.h"
 
 namespace hpctrain::ckpt_file {
 namespace {
@@ -100,7 +101,19 @@ Hdf5Writer::Hdf5Writer(const std::filesystem::path& path) : name_(path.string())
   // hundreds of datasets) is larger. Any HDF5 from 1.8 (2008) on reads it.
   const H5Id access(check_h5(H5Pcreate(H5P_FILE_ACCESS), name_));
   check_h5_status(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), name_ + ": file format 1.8");
-  file_ = H5Id(check_h5(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), name_));
+  // H5F_ACC_EXCL: O_CREAT | O_EXCL, so an existing file is never truncated
+  // and a link planted under the name is never followed.
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, access.get());
+  if (file < 0) {
+    const std::string there = support::what_is_at(path);
+    if (there != "nothing") {
+      throw CheckpointError(
+          fmt::format("{}: cannot create it: {} stands there (hpctrain creates a new file and "
+                      "never writes through a link)",
+                      name_, there));
+    }
+  }
+  file_ = H5Id(check_h5(file, name_));
 }
 
 void Hdf5Writer::arrays(const std::vector<ArrayView>& named) {

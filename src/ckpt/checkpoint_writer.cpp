@@ -14,7 +14,8 @@ Written write_and_prune(const std::filesystem::path& path, Snapshot snapshot, st
   const std::size_t bytes = snapshot.bytes();
   write_checkpoint(path, std::move(snapshot));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {path, bytes, seconds, ckpt_file::prune_checkpoints(path.parent_path(), keep, kept)};
+  auto pruning = ckpt_file::prune_checkpoints(path.parent_path(), keep, path, kept);
+  return {path, bytes, seconds, std::move(pruning.removed), std::move(pruning.left_alone)};
 }
 
 }  // namespace

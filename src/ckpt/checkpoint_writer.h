@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <future>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "ckpt/checkpoint.h"
 
@@ -18,6 +20,7 @@ struct Written {
   std::size_t bytes = 0;
   double seconds = 0;  // from the start of the write to the directory fsync
   std::vector<std::filesystem::path> pruned;
+  std::vector<std::string> left_alone;  // files pruning did not take for hpctrain's: "PATH: why"
 };
 
 class CheckpointWriter {

@@ -11,12 +11,15 @@
 #include "ckpt_file/shard_table.h"
 #include "ckpt_file/stored_checkpoint.h"
 #include "support/in_child.h"
+#include "support/text.h"
 
 namespace hpctrain::ckpt_file {
 namespace {
 
 // hpctrain writes 13; each one listed costs a lookup by name.
 constexpr std::size_t kMaxManifestAttributes = 1024;
+// Shards with problems named in a verdict; the others are counted.
+constexpr std::size_t kMaxShardProblems = 8;
 
 }  // namespace
 
@@ -124,9 +127,34 @@ void check_contents(const Hdf5Reader& file, std::int64_t format, const std::stri
   }
 }
 
-// A sharded checkpoint's shards (shard_table.h): each listed file present,
-// of the listed size and whole-file SHA-256, and its contents checked as the
-// index's are.
+// One shard listed in an index: present, of the listed size and whole-file
+// SHA-256, and its contents checked as the index's are.
+void check_shard(const std::filesystem::path& dir, const ShardEntry& entry, std::int64_t format, Verdict& verdict) {
+  const auto file = dir / entry.file;
+  const std::string label = fmt::format("shard {}: ", entry.file);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    verdict.problems.push_back(label + "missing");
+    return;
+  }
+  if (const auto size = std::filesystem::file_size(file, ec); ec || size != entry.bytes) {
+    verdict.problems.push_back(fmt::format("{}{} bytes, the index lists {}", label, ec ? 0 : size, entry.bytes));
+    return;
+  }
+  if (support::to_hex(sha256_of_file(file)) != entry.sha256) {
+    verdict.problems.push_back(label + "its SHA-256 differs from the index's: the file changed after it was written");
+    return;
+  }
+  try {
+    check_contents(Hdf5Reader(file), format, label, verdict);
+  } catch (const std::exception& e) {
+    verdict.problems.push_back(label + e.what());
+  }
+}
+
+// A sharded checkpoint's shards (shard_table.h), each checked; an index may
+// list a million of them, so the first few bad ones are named and the rest
+// counted.
 void check_shards(const Hdf5Reader& index, const std::filesystem::path& path, std::int64_t format, Verdict& verdict) {
   if (format < 5) {
     verdict.problems.push_back(fmt::format("format {} has no shards, yet the file lists some", format));
@@ -135,28 +163,23 @@ void check_shards(const Hdf5Reader& index, const std::filesystem::path& path, st
   const auto table = parse_shard_table(index.string_attribute(kShardFilesAttribute),
                                        index.int_attribute(kShardsAttribute), index.name());
   const auto dir = shard_directory(path);
+  std::size_t named = 0;
+  std::size_t more = 0;
   for (const auto& entry : table) {
-    const auto file = dir / entry.file;
-    const std::string label = fmt::format("shard {}: ", entry.file);
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) {
-      verdict.problems.push_back(label + "missing");
+    Verdict shard;
+    check_shard(dir, entry, format, shard);
+    verdict.datasets += shard.datasets;
+    verdict.bytes += shard.bytes;
+    if (shard.problems.empty()) continue;
+    if (named == kMaxShardProblems) {
+      ++more;
       continue;
     }
-    if (const auto size = std::filesystem::file_size(file, ec); ec || size != entry.bytes) {
-      verdict.problems.push_back(fmt::format("{}{} bytes, the index lists {}", label, ec ? 0 : size, entry.bytes));
-      continue;
-    }
-    if (support::to_hex(sha256_of_file(file)) != entry.sha256) {
-      verdict.problems.push_back(label + "its SHA-256 differs from the index's: the file changed after it was written");
-      continue;
-    }
-    try {
-      check_contents(Hdf5Reader(file), format, label, verdict);
-    } catch (const std::exception& e) {
-      verdict.problems.push_back(label + e.what());
-    }
+    ++named;
+    verdict.problems.insert(verdict.problems.end(), shard.problems.begin(), shard.problems.end());
   }
+  if (more > 0)
+    verdict.problems.push_back(fmt::format("and {} more shard{} with problems", more, more == 1 ? "" : "s"));
 }
 
 }  // namespace
@@ -215,7 +238,9 @@ void check_libhdf5_survives(const std::filesystem::path& path) {
 }
 
 std::string skipped_message(const Verdict& verdict) {
-  return fmt::format("skipping checkpoint {}: {}", verdict.path.string(), fmt::join(verdict.problems, "; "));
+  // The problems quote the file (dataset and shard names): shown, never acted on.
+  return support::printable(
+      fmt::format("skipping checkpoint {}: {}", verdict.path.string(), fmt::join(verdict.problems, "; ")));
 }
 
 std::optional<Verdict> newest_verified(const std::filesystem::path& dir,
@@ -280,6 +305,11 @@ std::filesystem::path find_verified_best(const std::filesystem::path& run_dir,
   if (!verdict.ok()) {
     throw CheckpointError(
         fmt::format("{} (the best checkpoint): {}", path.string(), fmt::join(verdict.problems, "; ")));
+  }
+  // A file that verifies may still be another step's, copied or renamed there.
+  if (const std::int64_t stored = read_checkpoint_info(path).step; stored != best) {
+    throw CheckpointError(fmt::format("{} (the best checkpoint, step {}): holds step {}, not the step {} names",
+                                      path.string(), best, stored, newest.string()));
   }
   return path;
 }

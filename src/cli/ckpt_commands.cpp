@@ -10,9 +10,12 @@
 #include "ckpt/safetensors_export.h"
 #include "ckpt_file/checkpoint_files.h"
 #include "ckpt_file/verify.h"
+#include "support/text.h"
 
 namespace hpctrain::cli {
 namespace {
+
+using support::printable;
 
 std::string megabytes(std::size_t bytes) { return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6); }
 
@@ -25,7 +28,8 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
   const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file.index());
   fmt::print(out, "checkpoint   {}\n", path.string());
   fmt::print(out, "step         {}\n", info.step);
-  fmt::print(out, "reducer      {} over {} rank{}\n", info.reducer, info.world_size, info.world_size == 1 ? "" : "s");
+  fmt::print(out, "reducer      {} over {} rank{}\n", printable(info.reducer), info.world_size,
+             info.world_size == 1 ? "" : "s");
   if (file.shard_count() > 0) {
     fmt::print(out, "shards       {}, one per rank, in {}\n", file.shard_count(),
                ckpt_file::shard_directory(path).string());
@@ -42,9 +46,11 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
                best == info.step ? ", this checkpoint" : "");
   }
   if (!file.members("ema").empty()) fmt::print(out, "weights      trained, and their moving average (/ema)\n");
-  fmt::print(out, "git commit   {}\n", info.git_commit);
-  fmt::print(out, "versions     {}\n", info.versions);
-  fmt::print(out, "tokenizer    sha256 {}\n", info.tokenizer_sha256.empty() ? "(not recorded)" : info.tokenizer_sha256);
+  // Strings from the file: shown, never acted on by the terminal.
+  fmt::print(out, "git commit   {}\n", printable(info.git_commit));
+  fmt::print(out, "versions     {}\n", printable(info.versions));
+  fmt::print(out, "tokenizer    sha256 {}\n",
+             info.tokenizer_sha256.empty() ? "(not recorded)" : printable(info.tokenizer_sha256));
 
   // Datasets by top-level group (replicas by rank).
   std::map<std::string, std::pair<std::size_t, std::size_t>> groups;  // count, bytes
@@ -57,13 +63,14 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
     ++count;
     bytes += stored.bytes;
     if (all)
-      fmt::print(out, "  {:<60} {:<8} {}\n", d, ckpt_file::element_name(stored.type), fmt::join(stored.shape, "x"));
+      fmt::print(out, "  {:<60} {:<8} {}\n", printable(d), ckpt_file::element_name(stored.type),
+                 fmt::join(stored.shape, "x"));
   }
   fmt::print(out, "{:<24} {:>9} {:>12}\n", "group", "datasets", "size");
   for (const auto& [group, stats] : groups) {
-    fmt::print(out, "{:<24} {:>9} {:>12}\n", "/" + group, stats.first, megabytes(stats.second));
+    fmt::print(out, "{:<24} {:>9} {:>12}\n", printable("/" + group), stats.first, megabytes(stats.second));
   }
-  if (config) fmt::print(out, "\n# stored config\n{}\n", info.config_toml);
+  if (config) fmt::print(out, "\n# stored config\n{}\n", support::printable_lines(info.config_toml));
 }
 
 int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) {
@@ -88,9 +95,9 @@ int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) 
         fmt::print(out, "OK   {} (format {}, {} datasets, {}, {})\n", file.string(), v.format, v.datasets,
                    megabytes(v.bytes),
                    v.warnings.empty() ? "every checksum and the manifest valid" : "every checksum valid");
-        for (const auto& warning : v.warnings) fmt::print(out, "     warning: {}\n", warning);
+        for (const auto& warning : v.warnings) fmt::print(out, "     warning: {}\n", printable(warning));
       } else {
-        fmt::print(out, "BAD  {}: {}\n", file.string(), fmt::join(v.problems, "; "));
+        fmt::print(out, "BAD  {}: {}\n", file.string(), printable(fmt::format("{}", fmt::join(v.problems, "; "))));
         ++bad;
       }
     }

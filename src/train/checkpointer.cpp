@@ -12,6 +12,7 @@
 #include "ckpt_file/checkpoint_files.h"
 #include "ckpt_file/verify.h"
 #include "comm/consensus.h"
+#include "support/text.h"
 
 namespace hpctrain::train {
 namespace {
@@ -38,12 +39,12 @@ Checkpointer::Checkpointer(const config::Experiment& experiment, comm::World& wo
 
 std::optional<std::filesystem::path> Checkpointer::choose_resume() {
   const config::CheckpointConfig& c = experiment_.checkpoint;
-  if (c.resume == config::ResumeMode::kNever) return std::nullopt;
   auto choice = static_cast<std::int64_t>(Choice::kNone);
   std::string text;  // the file, or the error
   if (world_.rank() == 0) {
     try {
       const auto dir = run_dir_ / "checkpoints";
+      std::int64_t from = -1;  // the step this run continues from; -1: from scratch
       if (c.resume == config::ResumeMode::kAuto) {
         for (const auto& removed : ckpt_file::remove_temporaries(dir)) {
           log_.line(fmt::format("removed {}: a checkpoint write that never finished", removed.string()));
@@ -53,8 +54,9 @@ std::optional<std::filesystem::path> Checkpointer::choose_resume() {
           for (const auto& warning : found->warnings) log_.line(fmt::format("{}: {}", found->path.string(), warning));
           choice = static_cast<std::int64_t>(Choice::kFile);
           text = found->path.string();
+          from = ckpt_file::read_checkpoint_info(found->path).step;
         }
-      } else {
+      } else if (c.resume == config::ResumeMode::kFile) {
         const ckpt_file::Verdict v = ckpt_file::verify_checkpoint(c.resume_file);
         if (!v.ok()) {
           throw ckpt_file::CheckpointError(
@@ -63,7 +65,9 @@ std::optional<std::filesystem::path> Checkpointer::choose_resume() {
         for (const auto& warning : v.warnings) log_.line(fmt::format("{}: {}", c.resume_file, warning));
         choice = static_cast<std::int64_t>(Choice::kFile);
         text = c.resume_file;
+        from = ckpt_file::read_checkpoint_info(c.resume_file).step;
       }
+      set_aside_beyond(dir, from);
     } catch (const std::exception& error) {
       choice = static_cast<std::int64_t>(Choice::kError);
       text = error.what();
@@ -79,7 +83,22 @@ std::optional<std::filesystem::path> Checkpointer::choose_resume() {
   return std::nullopt;
 }
 
+void Checkpointer::set_aside_beyond(const std::filesystem::path& dir, std::int64_t from) {
+  const ckpt_file::SetAside aside = ckpt_file::set_aside_after(dir, from);
+  if (aside.moved.empty()) return;
+  std::vector<std::string> names;
+  names.reserve(aside.moved.size());
+  for (const auto& path : aside.moved) names.push_back(path.filename().string());
+  log_.line(support::printable(fmt::format(
+      "moved {} into {}: {} beyond step {}, where this run {}, belong{} to another history (a rollback, an earlier "
+      "run, files that did not verify); nothing of {} was deleted",
+      fmt::join(names, ", "), aside.into.string(), names.size() == 1 ? "it lies" : "they lie",
+      std::max<std::int64_t>(from, 0), from < 0 ? "starts" : "resumes", names.size() == 1 ? "s" : "",
+      names.size() == 1 ? "it" : "them")));
+}
+
 void Checkpointer::report(const ckpt::Written& w) {
+  for (const auto& why : w.left_alone) log_.line(support::printable(why));
   log_.line(fmt::format("checkpoint {} written: {:.1f} MB in {:.3f} s ({:.0f} MB/s){}", w.path.string(),
                         static_cast<double>(w.bytes) / 1e6, w.seconds,
                         static_cast<double>(w.bytes) / 1e6 / std::max(w.seconds, 1e-9),
@@ -114,16 +133,16 @@ void Checkpointer::write_sharded(std::int64_t step, const std::function<ckpt::Sn
   const auto table = ckpt_file::parse_shard_table(lines, world_.size(), "the ranks' shard table");
   std::size_t total = 0;
   for (const auto& entry : table) total += entry.bytes;
-  std::vector<std::filesystem::path> pruned;
+  ckpt_file::Pruning pruning;
   comm::on_all_ranks(world_.comm(), [&] {
     if (rank != 0) return;
     ckpt::write_index(path, std::move(index), table);
-    pruned = ckpt_file::prune_checkpoints(path.parent_path(), experiment_.checkpoint.keep, kept_best());
+    pruning = ckpt_file::prune_checkpoints(path.parent_path(), experiment_.checkpoint.keep, path, kept_best());
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log_.line(fmt::format("checkpoint at step {}: {} shards written in parallel, this rank's {:.1f} MB; {:.1f} MB in all",
                         step, world_.size(), static_cast<double>(bytes) / 1e6, static_cast<double>(total) / 1e6));
-  report({path, total, seconds, pruned});
+  report({path, total, seconds, std::move(pruning.removed), std::move(pruning.left_alone)});
 }
 
 void Checkpointer::write(std::int64_t step, const std::function<ckpt::Snapshot()>& build, bool wait) {
@@ -191,7 +210,8 @@ std::vector<std::string> config_incompatibilities(const config::Experiment& now,
   compare("data.seq_len", then.data.seq_len, now.data.seq_len);
   compare("training.batch_size", then.training.batch_size, now.training.batch_size);
   if (!info.tokenizer_sha256.empty() && info.tokenizer_sha256 != tokenizer_sha256) {
-    diff.push_back(fmt::format("tokenizer sha256: checkpoint {} vs run {}", info.tokenizer_sha256, tokenizer_sha256));
+    diff.push_back(fmt::format("tokenizer sha256: checkpoint {} vs run {}", support::printable(info.tokenizer_sha256),
+                               tokenizer_sha256));
   }
   return diff;
 }

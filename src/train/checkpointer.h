@@ -28,7 +28,10 @@ class Checkpointer {
   Checkpointer(const config::Experiment& experiment, comm::World& world, RunLog& log);
 
   // The checkpoint to resume from, the same on every rank; throws on every
-  // rank when a checkpoint.resume file does not verify.
+  // rank when a checkpoint.resume file does not verify. Whatever the run
+  // directory holds beyond the step the run starts from is set aside first
+  // (ckpt_file::set_aside_after), so that it is neither pruned as this run's
+  // nor taken for it by eval, export or the next auto-resume.
   [[nodiscard]] std::optional<std::filesystem::path> choose_resume();
 
   // Writes the checkpoint of step `step`, whose contents `build` makes on
@@ -48,6 +51,7 @@ class Checkpointer {
 
  private:
   void report(const ckpt::Written& written);
+  void set_aside_beyond(const std::filesystem::path& dir, std::int64_t from);
   // The checkpoint pruning must spare (checkpoint.keep_best): empty before
   // any evaluation, or when the best is not kept.
   [[nodiscard]] std::filesystem::path kept_best() const;

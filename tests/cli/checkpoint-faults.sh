@@ -79,6 +79,16 @@ grep -q "skipping checkpoint $flipped: .*fails its checksum" "$work/skip.out" &&
   grep -q "resumed from $good at step $gstep " "$work/skip.out" ||
   { cat "$work/skip.out"; echo "FAIL: auto-resume did not skip the damaged files by name"; exit 1; }
 echo "ok: verify names both damaged files; auto-resume skips them and takes $(basename "$good")"
+# They lie beyond the step the run resumed from: set aside, not in its way.
+grep -q "moved step-90000001.h5, step-90000002.h5 into $ckpts/superseded-from-step-$gstep-" "$work/skip.out" &&
+  [[ ! -e $truncated && ! -e $flipped ]] ||
+  { grep -i superseded "$work/skip.out"; echo "FAIL: the damaged newer files were not set aside"; exit 1; }
+echo "ok: the resumed run set the damaged newer files aside"
+# Damaged newer files again, for eval to pass over.
+cp "$good" "$truncated"
+truncate -s $(($(stat -c %s "$good") / 2)) "$truncated"
+cp "$good" "$flipped"
+"$(dirname "$0")/flip-dataset-bit.sh" "$flipped" /model/tok_emb.weight
 newest_good=$(find "$ckpts" -name 'step-*.h5' ! -name 'step-9000000*' | sort | tail -n 1)
 out=$("$hpctrain" eval "$run" --sample --set eval.samples=4 2>&1) || { echo "$out"; exit 1; }
 grep -q "skipping checkpoint $flipped: .*fails its checksum" <<<"$out" &&

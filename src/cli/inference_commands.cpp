@@ -12,6 +12,7 @@
 #include "runtime/allocator.h"
 #include "train/evaluator.h"
 #include "train/generate.h"
+#include "train/preemption.h"
 #include "train/run_setup.h"
 #include "train/trained_model.h"
 
@@ -30,6 +31,9 @@ std::function<void(const ckpt_file::Verdict&)> report_skipped(bool speaks) {
 void run_eval(const std::string& target, const std::vector<std::string>& overrides, const EvalOptions& options) {
   const auto env = cluster::Environment::current();
   const handles::MpiRuntime mpi;
+  // Nothing here to checkpoint: a signal ends the evaluation with exit 75
+  // (after MPI starts, whose library may have taken SIGUSR1 for itself).
+  train::exit_on_preemption_signals(config::Signal::kUsr1);
   auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0), options.weights);
   auto& e = trained.experiment;
   if (options.split == "test") {
@@ -68,6 +72,7 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
 }
 
 void run_generate(const std::string& target, const GenerateOptions& options) {
+  train::exit_on_preemption_signals(config::Signal::kUsr1);
   auto trained = train::load_trained_model(target, {}, report_skipped(true), options.weights);
   const auto& e = trained.experiment;
   if (trained.model->objective() != model::Objective::kCausal) {

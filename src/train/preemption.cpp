@@ -1,8 +1,11 @@
 #include "train/preemption.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <stdexcept>
 
@@ -10,7 +13,9 @@ namespace hpctrain::train {
 namespace {
 
 // A signal handler can reach nothing but globals: these are the one piece of
-// process-wide mutable state, written only by the handler below.
+// process-wide mutable state, written only by the handler below and by the
+// switch to recording.
+std::atomic<bool> g_recording{false};            // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 std::atomic<int> g_first_signal{0};              // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 std::atomic<std::int64_t> g_first_signal_ns{0};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 std::atomic<bool> g_terminated{false};           // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
@@ -18,12 +23,29 @@ static_assert(std::atomic<int>::is_always_lock_free && std::atomic<std::int64_t>
                   std::atomic<bool>::is_always_lock_free,
               "the signal handler needs lock-free atomics");
 
-struct sigaction g_previous {};       // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-struct sigaction g_previous_term {};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+void say(const char* text) {
+  // write(2) is async-signal-safe; a short write of an error line is not worth a retry.
+  (void)!::write(STDERR_FILENO, text, std::strlen(text));
+}
 
-// clock_gettime is async-signal-safe; CLOCK_MONOTONIC is steady_clock's clock
-// on Linux (libstdc++).
+const char* short_name(int signal) {
+  switch (signal) {
+    case SIGUSR1: return "USR1";
+    case SIGUSR2: return "USR2";
+    default: return "TERM";
+  }
+}
+
+// clock_gettime and write are async-signal-safe; CLOCK_MONOTONIC is
+// steady_clock's clock on Linux (libstdc++).
 extern "C" void on_preemption_signal(int signal) {
+  if (!g_recording.load()) {
+    say("hpctrain: SIG");
+    say(short_name(signal));
+    say(" received outside a training loop (nothing to checkpoint): exit 75; run the same command again to "
+        "continue\n");
+    ::_exit(config::kRequeueExitCode);
+  }
   if (signal == SIGTERM) g_terminated.store(true);
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
@@ -44,35 +66,30 @@ int signal_number(config::Signal signal) {
   throw std::invalid_argument("checkpoint.signal: a signal hpctrain does not handle");
 }
 
-void install(int number, const std::string& name, struct sigaction* previous) {
+void install(int number) {
   struct sigaction action {};
   action.sa_handler = on_preemption_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // blocking calls in MPI and I/O carry on
-  if (sigaction(number, &action, previous) != 0) throw std::runtime_error("cannot install the SIG" + name + " handler");
+  if (sigaction(number, &action, nullptr) != 0) {
+    throw std::runtime_error(std::string("cannot install the SIG") + short_name(number) + " handler");
+  }
 }
 
 }  // namespace
 
-PreemptionSignal::PreemptionSignal(config::Signal signal)
-    : name_(config::name_of(signal)), number_(signal_number(signal)), term_too_(number_ != SIGTERM) {
+void exit_on_preemption_signals(config::Signal signal) {
+  install(SIGTERM);
+  install(signal_number(signal));
+}
+
+PreemptionSignal::PreemptionSignal(config::Signal signal) : name_(config::name_of(signal)) {
   g_first_signal.store(0);
   g_first_signal_ns.store(0);
   g_terminated.store(false);
-  install(number_, name_, &g_previous);
-  if (term_too_) {
-    try {
-      install(SIGTERM, "TERM", &g_previous_term);
-    } catch (...) {
-      sigaction(number_, &g_previous, nullptr);
-      throw;
-    }
-  }
-}
-
-PreemptionSignal::~PreemptionSignal() {
-  if (term_too_) sigaction(SIGTERM, &g_previous_term, nullptr);
-  sigaction(number_, &g_previous, nullptr);
+  g_recording.store(true);
+  install(SIGTERM);
+  install(signal_number(signal));
 }
 
 bool PreemptionSignal::raised() const { return g_first_signal.load() != 0; }

@@ -1,11 +1,19 @@
-// The signals that end a run early with a checkpoint. checkpoint.signal (USR1,
-// USR2 or TERM) is the early warning `sbatch --signal` or `scancel --signal`
-// sends ahead of the end; SIGTERM is what SLURM itself sends every step on
-// preemption, at the time limit and on a plain `scancel`, followed by SIGKILL
-// KillWait seconds later (30 by default). Either one asks for a checkpoint and
-// exit config::kRequeueExitCode. The handler only records which signal came
-// and when; the training loop turns that into an agreed stop (StepAgreement)
-// and a checkpoint written before it exits.
+// The signals that end a run early. checkpoint.signal (USR1, USR2 or TERM) is
+// the early warning `sbatch --signal` or `scancel --signal` sends ahead of the
+// end; SIGTERM is what SLURM itself sends every step on preemption, at the
+// time limit and on a plain `scancel`, followed by SIGKILL KillWait seconds
+// later (30 by default). Both are answered with exit config::kRequeueExitCode
+// ("requeue me") in every phase of every command:
+//  - before a training loop exists (data preparation, resume verification,
+//    eval, generate, prepare) there is nothing to checkpoint: the process
+//    says so on stderr and exits at once (exit_on_preemption_signals);
+//  - from the trainer's PreemptionSignal on, the handler only records which
+//    signal came and when; the training loop turns that into an agreed stop
+//    (StepAgreement) and a checkpoint written before it exits.
+// The handlers stay until the process ends: a second signal while the last
+// checkpoint is written or MPI shuts down is recorded, never fatal (a default
+// action restored there would turn exit 75 into 143). They are installed after
+// MPI starts, whose library may install its own for SIGUSR1.
 #pragma once
 
 #include <chrono>
@@ -16,14 +24,16 @@
 
 namespace hpctrain::train {
 
+// Installs the handlers for `signal` and SIGTERM: until a PreemptionSignal
+// exists, either one ends the process at once with exit 75 and one line on
+// stderr naming the signal.
+void exit_on_preemption_signals(config::Signal signal);
+
 class PreemptionSignal {
  public:
-  // Installs the handlers for `signal` and SIGTERM.
+  // Installs the handlers for `signal` and SIGTERM (if not yet) and from now
+  // on records the first signal instead of exiting.
   explicit PreemptionSignal(config::Signal signal);
-  // Restores the previous dispositions.
-  ~PreemptionSignal();
-  PreemptionSignal(const PreemptionSignal&) = delete;
-  PreemptionSignal& operator=(const PreemptionSignal&) = delete;
 
   [[nodiscard]] bool raised() const;
   // The first signal that came ("USR1", "TERM"), once one has.
@@ -37,8 +47,6 @@ class PreemptionSignal {
 
  private:
   std::string name_;
-  int number_;
-  bool term_too_;  // SIGTERM handled besides checkpoint.signal
 };
 
 }  // namespace hpctrain::train

@@ -30,6 +30,7 @@ namespace {
 
 constexpr std::uint64_t kMaxShardTokens = std::uint64_t{1} << 28;
 constexpr std::size_t kMetricWords = 200000;
+constexpr std::size_t kMaxMetaBytes = std::size_t{16} << 20;
 
 std::string fingerprint_of(const config::DataConfig& d, const std::vector<SourceFile>& files,
                            const std::string& tokenizer_hash) {
@@ -169,7 +170,7 @@ std::string foreign_contents(const fs::path& dir) {
   if (!foreign.empty()) return fmt::format("{}", fmt::join(foreign, ", "));
   if (empty || marked) return "";
   try {
-    const auto meta = nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", 16 << 20, "meta.json"));
+    const auto meta = nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaBytes, "meta.json"));
     if (meta.at("fingerprint").is_string() && meta.contains("format_version")) return "";
   } catch (const std::exception&) {
   }
@@ -233,6 +234,22 @@ void remove_leftovers(const fs::path& dir) {
 
 }  // namespace
 
+std::string expected_fingerprint(const config::Experiment& experiment) {
+  const config::DataConfig& d = experiment.data;
+  const auto files = resolve_sources(d);
+  return fingerprint_of(d, files, d.trains_tokenizer() ? "" : Tokenizer::load(d.tokenizer).hash());
+}
+
+std::string stored_fingerprint(const std::filesystem::path& dir) {
+  try {
+    const auto meta = nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaBytes, "meta.json"));
+    const auto it = meta.find("fingerprint");
+    return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   const config::DataConfig& d = experiment.data;
   const fs::path dir = d.dir;
@@ -245,8 +262,8 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   result.fingerprint = fingerprint_of(d, files, given ? given->hash() : "");
   if (fs::exists(dir / "meta.json")) {
     try {
-      std::ifstream in(dir / "meta.json");
-      const auto meta = nlohmann::json::parse(in);
+      const auto meta =
+          nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaBytes, "meta.json"));
       if (meta.at("fingerprint") == result.fingerprint) {
         result.reused = true;
         result.tokenizer_hash = meta.at("tokenizer_hash");
@@ -254,7 +271,8 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
         return result;
       }
     } catch (const nlohmann::json::exception&) {
-      // An unreadable meta.json is rebuilt like a stale one.
+      // An unreadable meta.json is rebuilt like a stale one; one that is no
+      // regular file (a FIFO would block for ever) is refused below.
     }
   }
 

@@ -47,6 +47,13 @@ struct PrepareResult {
 
 PrepareResult prepare(const config::Experiment& experiment, std::FILE* log);
 
+// The fingerprint prepare gives the data set `experiment` describes, from its
+// [data] settings and the sources as they are now; throws DataError when the
+// sources cannot be read.
+std::string expected_fingerprint(const config::Experiment& experiment);
+// The fingerprint in DIR/meta.json; "" when there is none or it is unreadable.
+std::string stored_fingerprint(const std::filesystem::path& dir);
+
 // Prints the statistics table.
 void print_stats(const PrepareResult& result, std::FILE* out);
 

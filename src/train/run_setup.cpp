@@ -100,9 +100,31 @@ void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& lo
   comm::MpiCommunicator waiting(world.mpi_comm(),
                                 std::chrono::milliseconds(static_cast<long long>(e.parallel.prepare_timeout_s * 1e3)),
                                 comm::WaitStrategy::kSleep);
+  // A prepared data set is checked against [data] as `hpctrain prepare`
+  // checks it: one prepared from other settings or sources is prepared again,
+  // so the run trains on what its experiment (and so its checkpoints) say.
   comm::on_all_ranks(waiting, [&] {
-    if (world.rank() != 0 || std::filesystem::exists(std::filesystem::path(e.data.dir) / "meta.json")) return;
-    log.line(fmt::format("data set {} not prepared yet: preparing it (hpctrain prepare does this alone)", e.data.dir));
+    if (world.rank() != 0) return;
+    const std::filesystem::path dir = e.data.dir;
+    if (!std::filesystem::exists(dir / "meta.json")) {
+      log.line(
+          fmt::format("data set {} not prepared yet: preparing it (hpctrain prepare does this alone)", e.data.dir));
+    } else {
+      std::string expected;
+      try {
+        expected = data::expected_fingerprint(e);
+      } catch (const std::exception& error) {
+        // Sources a login node saw and this node does not: the data set stands.
+        log.line(fmt::format("data set {}: cannot check it against [data] ({}); training on it as prepared", e.data.dir,
+                             error.what()));
+        return;
+      }
+      if (data::stored_fingerprint(dir) == expected) return;
+      log.line(
+          fmt::format("data set {} was prepared from other [data] settings or sources than this experiment's: "
+                      "preparing it again",
+                      e.data.dir));
+    }
     data::print_stats(data::prepare(e, stdout), stdout);
   });
 }

@@ -169,7 +169,10 @@ printf '%*s' 100000 '' | tr ' ' '[' >"$work/deep.json"
 refused "^jobgen: error: .*deep.json: byte 64: nested deeper than 64$" "$jobgen" render "$src/templates/header.mustache" \
   --data "$work/deep.json"
 
-# 6. meta.json sizes near 2^63 and shards outside the data set.
+# 6. meta.json sizes near 2^63 and shards outside the data set. Each claims
+# the fingerprint of the experiment's data set (anyone can compute it), so
+# training reads it instead of preparing the data set again.
+fingerprint=$(grep -o '"fingerprint": "[0-9a-f]*"' "$data/meta.json" | cut -d'"' -f4)
 for case in "9223372036854775808:2:train-000.bin:tokens is 9223372036854775808, not an integer" \
   "4611686018427387904:4:train-000.bin:tokens is 4611686018427387904, not an integer" \
   "10:2:../meta.json:shard name '../meta.json' is not a plain file name"; do
@@ -177,8 +180,8 @@ for case in "9223372036854775808:2:train-000.bin:tokens is 9223372036854775808, 
   crafted=$work/crafted-$tokens
   mkdir -p "$crafted"
   cp "$data/tokenizer.model" "$crafted/"
-  printf '{"format_version": 2, "token_bytes": %s, "vocab_size": 8192, "tokenizer_hash": "x", "stats": {}, "fingerprint": "f", "splits": {"train": {"shards": [{"file": "%s", "tokens": %s}]}, "val": {"shards": []}}}' \
-    "$bytes" "$file" "$tokens" >"$crafted/meta.json"
+  printf '{"format_version": 2, "token_bytes": %s, "vocab_size": 8192, "tokenizer_hash": "x", "stats": {}, "fingerprint": "%s", "splits": {"train": {"shards": [{"file": "%s", "tokens": %s}]}, "val": {"shards": []}}}' \
+    "$bytes" "$fingerprint" "$file" "$tokens" >"$crafted/meta.json"
   : >"$crafted/train-000.bin"
   refused "^hpctrain: error: $crafted/meta.json: $message" "$hpctrain" train "$exp" "${tiny[@]}" --set "data.dir=$crafted"
 done

@@ -147,7 +147,10 @@ int main(int argc, char** argv) {
       return hpctrain::jobgen::print_logs(logs_request, stdout);
     }
     if (*cancel) {
-      fmt::print("{}\n", hpctrain::jobgen::cancel_run(cancel_dir));
+      std::vector<std::string> warnings;
+      const std::string done = hpctrain::jobgen::cancel_run(cancel_dir, warnings);
+      for (const auto& w : warnings) fmt::print(stderr, "jobgen: warning: {}\n", w);
+      fmt::print("{}\n", done);
       return 0;
     }
     hpctrain::jobgen::Partials partials;

@@ -46,11 +46,14 @@ void record_cancel(const std::filesystem::path& dir, const std::string& id) {
 
 }  // namespace
 
-std::string cancel_run(const std::filesystem::path& run_dir) {
+std::string cancel_run(const std::filesystem::path& run_dir, std::vector<std::string>& warnings) {
   const std::vector<RunPoint> run = read_run(run_dir);
   std::map<std::string, std::filesystem::path> owner;  // SLURM id -> the run directory that records it
   std::vector<std::string> ids;
+  std::size_t unreadable = 0;
   for (const auto& point : run) {
+    warnings.insert(warnings.end(), point.skipped.begin(), point.skipped.end());
+    unreadable += point.skipped.size();
     for (const auto& id : job_ids(point)) {
       ids.push_back(id);
       owner[id] = point.dir;
@@ -58,7 +61,13 @@ std::string cancel_run(const std::filesystem::path& run_dir) {
   }
   const std::vector<std::string> live = live_jobs(ids);
   const std::string dir = support::printable(run_dir.string());
-  if (live.empty()) return fmt::format("nothing to cancel: no job of {} is queued or running", dir);
+  if (live.empty()) {
+    return fmt::format("nothing to cancel: no job of {} is queued or running{}", dir,
+                       unreadable == 0 ? ""
+                                       : fmt::format(" among those its readable records name ({} line{} unreadable: a "
+                                                     "job only they name is not known to jobgen)",
+                                                     unreadable, unreadable == 1 ? "" : "s"));
+  }
   std::string words;
   for (const auto& id : live) words += " " + shell_word(id, "job id");
   const CommandResult r = run_command("scancel" + words + " 2>&1");

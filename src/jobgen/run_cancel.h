@@ -7,11 +7,13 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace hpctrain::jobgen {
 
 // What was done, one line ("cancelled 2 jobs of RUN_DIR: 12_0 12_1", or
-// that there was nothing to cancel).
-std::string cancel_run(const std::filesystem::path& run_dir);
+// that there was nothing to cancel). Record lines that could not be read go
+// to `warnings`, one each: a job only they name is not cancelled.
+std::string cancel_run(const std::filesystem::path& run_dir, std::vector<std::string>& warnings);
 
 }  // namespace hpctrain::jobgen

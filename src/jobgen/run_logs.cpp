@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <map>
+#include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "jobgen/run_record.h"
 #include "jobgen/slurm_states.h"
+#include "support/bounded_file.h"
+#include "support/input_file.h"
 #include "support/text.h"
 
 namespace hpctrain::jobgen {
@@ -61,11 +64,17 @@ class LogPrinter {
   explicit LogPrinter(std::FILE* out) : out_(out) {}
 
   void drain(const LogFile& file) {
-    std::ifstream in(file.path, std::ios::binary);
-    std::error_code error;
-    if (!in || !std::filesystem::is_regular_file(file.path, error)) return;  // not opened by SLURM yet
-    const auto size = std::filesystem::file_size(file.path, error);
-    if (error) return;
+    std::optional<support::InputFile> in;
+    try {
+      // Not blocking on a FIFO, checked on the descriptor: the record names
+      // the file, and anyone in the project may write the record.
+      in = support::InputFile::open_if_present(file.path, "log");
+    } catch (const support::InputError& e) {
+      if (refused_.insert(file.path).second) fmt::print(stderr, "jobgen: warning: {}\n", printable(e.what()));
+      return;
+    }
+    if (!in) return;  // not opened by SLURM yet
+    const std::uint64_t size = in->size();
     auto& offset = offsets_[file.path];
     if (size < offset) offset = 0;  // truncated: a requeued job that opened its file afresh
     if (size == offset) return;
@@ -73,23 +82,21 @@ class LogPrinter {
       fmt::print(out_, "==> {} (job {}) <==\n", printable(file.path), file.job);
       current_ = file.path;
     }
-    in.seekg(static_cast<std::streamoff>(offset));
-    std::array<char, 65536> buffer{};
-    std::uintmax_t left = size - offset;
-    while (left > 0 && in) {
-      in.read(buffer.data(), static_cast<std::streamsize>(std::min<std::uintmax_t>(left, buffer.size())));
-      const auto n = static_cast<std::size_t>(in.gcount());
-      if (n == 0) break;
-      (void)std::fwrite(buffer.data(), 1, n, out_);
-      left -= n;
-      offset += n;
+    constexpr std::size_t kBlock = 65536;
+    while (offset < size) {
+      const std::string block =
+          in->read_at(offset, static_cast<std::size_t>(std::min<std::uint64_t>(size - offset, kBlock)));
+      if (block.empty()) break;
+      (void)std::fwrite(block.data(), 1, block.size(), out_);
+      offset += block.size();
     }
     (void)std::fflush(out_);
   }
 
  private:
   std::FILE* out_;
-  std::map<std::string, std::uintmax_t> offsets_;
+  std::map<std::string, std::uint64_t> offsets_;
+  std::set<std::string> refused_;  // warned about once
   std::string current_;
 };
 
@@ -99,8 +106,13 @@ int print_logs(const LogsRequest& request, std::FILE* out) {
   LogPrinter printer(out);
   auto last_check = Clock::now();
   int empty_queue_checks = 0;
+  std::set<std::string> warned;
   while (true) {
     const RunPoint point = select_point(request);
+    // Unreadable record lines are named once each: a job they describe may run.
+    for (const auto& line : point.skipped) {
+      if (warned.insert(line).second) fmt::print(stderr, "jobgen: warning: {}\n", line);
+    }
     const std::vector<LogFile> files = log_files(point);
     for (const auto& file : files) printer.drain(file);
     if (!request.follow) {

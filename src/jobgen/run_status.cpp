@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "jobgen/slurm_states.h"
+#include "support/bounded_file.h"
+#include "support/input_file.h"
 #include "support/text.h"
 
 namespace hpctrain::jobgen {
@@ -14,12 +17,24 @@ namespace {
 
 using support::printable;
 
-constexpr std::streamoff kMetricsTail = std::streamoff{1} << 20;
+constexpr std::uint64_t kMetricsTail = std::uint64_t{1} << 20;
+// Steps and counts as JSON numbers: whole, from 0 to 2^53 (where a double
+// stops holding every integer); anything else in a file from elsewhere is no
+// count (and casting it would be undefined).
+constexpr double kMaxCount = 9007199254740992.0;
 
 std::optional<double> number(const nlohmann::json& record, const char* key) {
   const auto it = record.find(key);
   if (it == record.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
+  const double value = it->get<double>();
+  if (!std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<long long> count(const nlohmann::json& record, const char* key) {
+  const auto value = number(record, key);
+  if (!value || *value < 0 || *value > kMaxCount || std::floor(*value) != *value) return std::nullopt;
+  return static_cast<long long>(*value);
 }
 
 std::string or_dash(const std::optional<double>& value, const char* format) {
@@ -48,28 +63,29 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows) {
 
 Progress read_progress(const std::filesystem::path& run_dir) {
   Progress p;
-  std::ifstream in(run_dir / "metrics.jsonl", std::ios::binary);
-  std::error_code error;
-  if (!in || !std::filesystem::is_regular_file(run_dir / "metrics.jsonl", error)) return p;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  const std::streamoff from = std::max<std::streamoff>(0, size - kMetricsTail);
-  in.seekg(from);
+  // Opened without blocking and checked on the descriptor: a FIFO planted as
+  // metrics.jsonl is refused (InputError) instead of waited on for ever.
+  const auto file = support::InputFile::open_if_present(run_dir / "metrics.jsonl", "metrics file");
+  if (!file) return p;
+  const std::uint64_t size = file->size();
+  const std::uint64_t from = size > kMetricsTail ? size - kMetricsTail : 0;
+  std::istringstream in(file->read_at(from, static_cast<std::size_t>(size - from)));
   std::string line;
   if (from > 0) std::getline(in, line);  // the first line read from the middle is only a tail
   while (std::getline(in, line)) {
     const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (record.is_discarded() || !record.is_object()) continue;  // a line being written right now
-    const auto kind = record.value("kind", std::string{});
+    const auto kind_it = record.find("kind");
+    const std::string kind = kind_it != record.end() && kind_it->is_string() ? kind_it->get<std::string>() : "";
     if (kind == "train") {
-      if (const auto step = number(record, "step")) p.step = static_cast<long long>(*step);
-      if (const auto total = number(record, "steps_total")) p.steps_total = static_cast<long long>(*total);
+      if (const auto step = count(record, "step")) p.step = *step;
+      if (const auto total = count(record, "steps_total")) p.steps_total = *total;
       p.loss = number(record, "loss");
       p.tokens_per_s = number(record, "tokens_per_s");
       p.eta_s = number(record, "eta_s");
     } else if (kind == "eval" || kind == "summary") {
       if (const auto loss = number(record, "eval_loss")) p.eval_loss = loss;
-      if (const auto step = number(record, "step"); step && kind == "summary") p.step = static_cast<long long>(*step);
+      if (const auto step = count(record, "step"); step && kind == "summary") p.step = *step;
     }
   }
   return p;
@@ -110,10 +126,16 @@ std::string status_table(const std::filesystem::path& run_dir, std::vector<std::
   rows.push_back({"INDEX", "JOB", "STATE", "RESTARTS", "STEP", "LOSS", "EVAL", "TOK/S", "ETA", "CHECKPOINT"});
   for (std::size_t i = 0; i < run.size(); ++i) {
     const RunPoint& point = run[i];
-    const Progress p = read_progress(point.dir);
+    Progress p;
+    try {
+      p = read_progress(point.dir);
+    } catch (const support::InputError& e) {
+      warnings.push_back(printable(e.what()));
+    }
     // SLURM's word where it has one; else the run record's, in lower case.
     const auto it = slurm.state.find(newest[i]);
-    const std::string state = it != slurm.state.end() ? it->second : recorded_state(point);
+    // The record's word comes from a file anyone in the project may write.
+    const std::string state = printable(it != slurm.state.end() ? it->second : recorded_state(point));
     const std::string step = !p.step         ? "-"
                              : p.steps_total ? fmt::format("{}/{}", *p.step, *p.steps_total)
                                              : std::to_string(*p.step);

@@ -26,7 +26,8 @@ struct Progress {
 };
 
 // From the last 1 MiB of RUN_DIR/metrics.jsonl (a long run's file can hold
-// millions of lines); nothing when there is none.
+// millions of lines); nothing when there is none. Throws support::InputError
+// when it is no regular file (a FIFO there would block a reader for ever).
 Progress read_progress(const std::filesystem::path& run_dir);
 
 // The newest RUN_DIR/checkpoints/step-NNNNNNNN.h5 by its step; empty when none.

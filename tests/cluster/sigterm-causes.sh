@@ -132,6 +132,15 @@ grep -q "^{\"event\":\"cancel\",\"job_id\":\"$cancelled\",.*\"by\":\"jobgen canc
   { cat runs/cancelled/jobs.jsonl; fail "(c) jobs.jsonl does not record the cancel by jobgen and by the script"; }
 said=$("$jobgen" cancel runs/cancelled)
 [[ $said == "nothing to cancel: no job of runs/cancelled is queued or running" ]] || fail "(c) cancelled twice: $said"
+# A record line jobgen cannot read may name a job that still runs: cancel says
+# so, and names the line, instead of a plain "nothing to cancel".
+cp runs/cancelled/jobs.jsonl cancelled-jobs.jsonl
+echo '{"event":"start","job_id":' >>runs/cancelled/jobs.jsonl
+said=$("$jobgen" cancel runs/cancelled 2>cancel-warnings.txt)
+[[ $said == "nothing to cancel: no job of runs/cancelled is queued or running among those its readable records name (1 line unreadable: a job only they name is not known to jobgen)" ]] &&
+  grep -q "^jobgen: warning: runs/cancelled/jobs.jsonl:[0-9]*: not a run record" cancel-warnings.txt ||
+  fail "(c) cancel with an unreadable record line: $said / $(cat cancel-warnings.txt)"
+cp cancelled-jobs.jsonl runs/cancelled/jobs.jsonl
 
 # (a) preemption: SLURM requeues the job; the script must not requeue it again.
 [[ $(wait_for_state "$urgent") == COMPLETED ]] || fail "the urgent job did not run"

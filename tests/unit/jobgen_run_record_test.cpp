@@ -3,12 +3,15 @@
 // requeues and resubmissions, sweeps, metrics and checkpoints.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "jobgen/run_record.h"
 #include "jobgen/run_status.h"
+#include "support/bounded_file.h"
 
 namespace hpctrain::jobgen {
 namespace {
@@ -162,6 +165,36 @@ TEST_F(RunRecordTest, OnlyTheTailOfALongMetricsFileIsRead) {
   }
   EXPECT_EQ(read_progress(dir_).step, 77);
   EXPECT_EQ(read_progress(dir_).loss, 1.5);
+}
+
+// metrics.jsonl is written by a run, and anyone in the project may write it:
+// numbers out of any count's range, or of the wrong type, are no figure (a
+// cast of 1e308 to an integer is undefined), and a FIFO in its place is
+// refused instead of waited on for ever.
+TEST_F(RunRecordTest, FiguresOutOfRangeAreNoFigures) {
+  write(dir_ / "metrics.jsonl", R"({"kind":"train","step":12,"steps_total":40,"loss":2.5,"eta_s":30})"
+                                "\n"
+                                R"({"kind":"train","step":1e308,"steps_total":-3,"loss":1.0,"eta_s":1e300})"
+                                "\n"
+                                R"({"kind":"train","step":2.5,"steps_total":9007199254740993e3})"
+                                "\n"
+                                R"({"kind":17,"step":99})"
+                                "\n"
+                                R"({"kind":["train"],"step":99})"
+                                "\n");
+  const Progress p = read_progress(dir_);
+  EXPECT_EQ(p.step, 12);
+  EXPECT_EQ(p.steps_total, 40);
+}
+
+TEST_F(RunRecordTest, AFifoForMetricsIsRefusedNotWaitedOn) {
+  ASSERT_EQ(::mkfifo((dir_ / "metrics.jsonl").c_str(), 0600), 0);
+  try {
+    (void)read_progress(dir_);
+    ADD_FAILURE() << "read a FIFO";
+  } catch (const support::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("metrics.jsonl: not a regular file"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(RunRecordTest, TheNewestCheckpointIsTheHighestStepByName) {

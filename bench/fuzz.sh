@@ -36,6 +36,8 @@ declare -A targets=(
   [checkpoint]='verify_checkpoint|Hdf5Reader|read_checkpoint_info|check_structure|manifest'
   [checkpoint_edits]='verify_checkpoint|Hdf5Reader|read_checkpoint_info|check_structure|manifest'
   [token_data]='TokenDataset|read_meta'
+  [run_record]='read_run|parse_event|read_progress|printable'
+  [shard_table]='parse_shard_table|checkpoint_step'
 )
 
 run_one() {

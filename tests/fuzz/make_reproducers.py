@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the hand-made reproducers of corpus/{hostlist,experiment,mustache,
-batch_script,token_data}/repro-*: one input per hostile case hpctrain once
+batch_script,token_data,run_record,shard_table}/repro-*: one input per hostile case hpctrain once
 mishandled (a crash, a hang, unbounded memory, a command run), in each
 harness's input format (the harness's header comment describes it).
 
@@ -79,6 +79,24 @@ def main():
     write(root, "token_data", "token-outside-vocabulary", meta(10, vocab=5) + "\0" + "\x09\x00" * 10)
     write(root, "token_data", "float-token-bytes", meta(10, token_bytes=7.9e23) + "\0" + "\0" * 20)
     write(root, "token_data", "not-an-object", "[1, 2]\0")
+
+    # Run records: control characters reached the terminal, a step of 1e308
+    # became an integer (undefined), a "kind" that is no string threw.
+    write(root, "run_record", "controls-and-huge-numbers",
+          '{"event":"start","job_id":"local"}\n'
+          '{"event":"end","job_id":"local","outcome":"\\u001b]0;x\\u0007\\u009b2J\\u202e"}\n'
+          "not a record\n\0"
+          '{"kind":"train","step":1e308,"steps_total":-3,"eta_s":1e300}\n{"kind":17}\n')
+    write(root, "run_record", "ids-that-are-commands",
+          '{"event":"start","job_id":"1; rm -rf ~"}\n{"event":"end","job_id":"41","next_job_id":"$(id)"}\n'
+          '{"event":"start","job_id":"12","array_job_id":"12","array_task_id":"../../etc"}\n')
+    # Shard tables: names outside the shard directory; file names that are
+    # not the ones hpctrain gives a step.
+    digest = "a" * 64
+    write(root, "shard_table", "not-our-names",
+          b"\x01" + f"../rank-00000.h5 7 {digest}\n".encode() + b"\0step-000000001.h5")
+    write(root, "shard_table", "padded-and-signed-steps",
+          b"\x02" + f"rank-00000.h5 7 {digest}\nrank-0001.h5 7 {digest}\n".encode() + b"\0step-+0000001.h5")
 
 
 if __name__ == "__main__":

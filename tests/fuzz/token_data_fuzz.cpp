@@ -5,8 +5,6 @@
 // shard, or end in a DataError naming the file. Its sizes and counts are
 // what an attacker sets, so the harness adds boundary integers and cut shards
 // to libFuzzer's mutations (number_mutator.h).
-#include <unistd.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -16,21 +14,10 @@
 #include "data/data_error.h"
 #include "data/token_dataset.h"
 #include "number_mutator.h"
-
-namespace {
-
-std::filesystem::path scratch_dir() {
-  const std::filesystem::path shm = "/dev/shm";
-  const auto base = std::filesystem::is_directory(shm) ? shm : std::filesystem::temp_directory_path();
-  auto dir = base / ("hpctrain-fuzz-data-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-}  // namespace
+#include "scratch_dir.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::filesystem::path dir = scratch_dir();
+  static const std::filesystem::path dir = hpctrain::fuzz::scratch_dir("data");
   const std::string input(reinterpret_cast<const char*>(data), size);
   const std::size_t nul = input.find('\0');
   std::ofstream(dir / "meta.json", std::ios::trunc) << input.substr(0, nul);

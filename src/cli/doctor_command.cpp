@@ -16,6 +16,7 @@
 #endif
 #include "runtime/blas.h"
 #include "runtime/threads.h"
+#include "train/preemption.h"
 
 namespace hpctrain::cli {
 namespace {
@@ -121,6 +122,9 @@ void check_nccl(comm::World& world, const DoctorOptions& options) {
 void run_doctor(const DoctorOptions& options) {
   const auto env = cluster::Environment::current();
   const handles::MpiRuntime mpi;
+  // A signal in a batch job ends the check with exit 75, never a hang in
+  // MPICH's own SIGUSR1 handler.
+  train::exit_on_preemption_signals(config::Signal::kUsr1);
   comm::World world(mpi, env, comm::WorldOptions{options.collective_timeout, options.wait});
 
   const runtime::ThreadPlan plan = runtime::plan_threads(env, world.local_size());

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "support/text.h"
+
 namespace hpctrain::apps {
 
 // A bad command line is one error line, like every other refusal (--help still prints help).
@@ -36,6 +38,9 @@ inline std::optional<int> parse(CLI::App& app, std::vector<std::string> args) {
 
 // Runs `command`, returning its status, or 1 with the exception's message
 // (as `describe` words it) on stderr after whatever stdout already holds.
+// Messages quote files from elsewhere (a checkpoint's dataset names, a run
+// record): control characters are escaped, so it stays one line that no
+// terminal acts on.
 inline int at_the_edge(
     const std::string& program, const std::function<int()>& command,
     const std::function<std::string(const std::exception&)>& describe = [](const std::exception& e) {
@@ -45,7 +50,7 @@ inline int at_the_edge(
     return command();
   } catch (const std::exception& e) {
     (void)std::fflush(stdout);
-    fmt::print(stderr, "{}: error: {}\n", program, describe(e));
+    fmt::print(stderr, "{}: error: {}\n", program, support::printable(describe(e)));
     return 1;
   }
 }

@@ -19,8 +19,12 @@
 namespace hpctrain::ckpt {
 namespace {
 
+// A file is opened without following a link or blocking (a FIFO swapped in
+// for the temporary must not stop the writer); a directory (the run's
+// checkpoints/, which may be its owner's link) as it is.
 void fsync_path(const std::filesystem::path& path, bool directory) {
-  const int fd = open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  const int fd = open(path.c_str(),
+                      directory ? O_RDONLY | O_DIRECTORY | O_CLOEXEC : O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw CheckpointError(fmt::format("{}: cannot open to fsync", path.string()));
   const int rc = fsync(fd);
   close(fd);

@@ -1,5 +1,7 @@
 #include "ckpt_file/checkpoint_files.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -77,15 +79,29 @@ std::string utc_stamp() {
 
 std::vector<std::filesystem::path> remove_shards(const std::filesystem::path& shard_dir) {
   std::vector<std::filesystem::path> removed;
-  std::error_code ec;
-  if (!std::filesystem::is_directory(shard_dir, ec) || std::filesystem::is_symlink(shard_dir, ec)) return removed;
-  for (const auto& entry : std::filesystem::directory_iterator(shard_dir)) {
-    if (!is_link(entry) && plain_file(entry.path()) && is_shard_name(entry.path().filename().string())) {
-      removed.push_back(entry.path());
+  // Everything relative to the directory opened once, without following a
+  // link: a shard directory swapped for a link after a check would otherwise
+  // make the deletions below happen wherever the link points.
+  const int fd = ::open(shard_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return removed;
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    ::close(fd);
+    return removed;
+  }
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (is_shard_name(entry->d_name)) names.emplace_back(entry->d_name);
+  }
+  for (const auto& name : names) {
+    struct stat st {};
+    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        ::unlinkat(fd, name.c_str(), 0) == 0) {
+      removed.push_back(shard_dir / name);
     }
   }
-  for (const auto& path : removed) std::filesystem::remove(path);
-  std::filesystem::remove(shard_dir, ec);  // only when nothing else is left in it
+  ::closedir(dir);                   // closes fd
+  (void)::rmdir(shard_dir.c_str());  // only when nothing else is left in it; never through a link
   return removed;
 }
 
@@ -135,9 +151,13 @@ std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_fi
 
 bool written_by_hpctrain(const std::filesystem::path& path, std::int64_t step) {
   if (!plain_file(path)) return false;
-  const support::ChildResult child =
-      support::run_in_child([&] { return Hdf5Reader(path).int_attribute("step") == step ? "yes" : "no"; });
-  return child.output && *child.output == "yes";
+  try {
+    const support::ChildResult child =
+        support::run_in_child([&] { return Hdf5Reader(path).int_attribute("step") == step ? "yes" : "no"; });
+    return child.output && *child.output == "yes";
+  } catch (const std::exception&) {
+    return false;  // no child process (fork refused): cannot tell, so not ours to delete
+  }
 }
 
 Pruning prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep, const std::filesystem::path& written,
@@ -167,7 +187,14 @@ Pruning prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep, c
       ++counted;
       continue;
     }
-    std::filesystem::remove(path);
+    // A checkpoint that cannot be deleted (its directory's permissions) is
+    // named, and costs the run nothing: the one just written is on disk.
+    std::error_code ec;
+    if (!std::filesystem::remove(path, ec) || ec) {
+      pruning.left_alone.push_back(
+          fmt::format("{}: cannot delete it ({}): left in place", path.string(), ec ? ec.message() : "gone"));
+      continue;
+    }
     pruning.removed.push_back(path);
     remove_shards(shard_directory(path));
   }
@@ -178,26 +205,38 @@ std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::pat
   std::vector<std::filesystem::path> removed;
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return removed;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const auto name = entry.path().filename().string();
+  const auto options = std::filesystem::directory_options::skip_permission_denied;
+  std::vector<std::filesystem::path> shard_dirs;
+  for (auto it = std::filesystem::directory_iterator(dir, options, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (const auto step = shards_step(name); step && !is_link(*it) && it->is_directory(ec)) {
+      // Shards without their index: a sharded write that never finished
+      // (the index is written last).
+      if (!std::filesystem::exists(dir / checkpoint_file_name(*step), ec)) shard_dirs.push_back(it->path());
+      continue;
+    }
     const auto mark = name.find(".h5.tmp-");
     if (mark == std::string::npos || !checkpoint_step(name.substr(0, mark + 3))) continue;
     const std::string pid = name.substr(mark + 8);
-    if (all_digits(pid) && !still_running(pid) && !is_link(entry) && plain_file(entry.path())) {
-      removed.push_back(entry.path());
+    if (all_digits(pid) && !still_running(pid) && !is_link(*it) && plain_file(it->path()) &&
+        std::filesystem::remove(it->path(), ec)) {
+      removed.push_back(it->path());
     }
   }
-  for (const auto& path : removed) std::filesystem::remove(path);
-  // Shard directories without their index: a sharded write that never
-  // finished (the index is written last).
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const auto name = entry.path().filename().string();
-    const auto step = shards_step(name);
-    if (!step || is_link(entry) || !entry.is_directory(ec)) continue;
-    if (std::filesystem::exists(dir / checkpoint_file_name(*step), ec)) continue;
-    for (auto& shard : remove_shards(entry.path())) removed.push_back(std::move(shard));
+  for (const auto& shards : shard_dirs) {
+    for (auto& shard : remove_shards(shards)) removed.push_back(std::move(shard));
   }
   return removed;
+}
+
+void check_checkpoint_directory(const std::filesystem::path& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISLNK(st.st_mode) || st.st_uid == ::geteuid()) return;
+  throw CheckpointError(fmt::format(
+      "{}: a symbolic link made by another user (uid {}, not {}): hpctrain would write, prune and move checkpoints "
+      "wherever it points; remove it, or make the link yourself",
+      dir.string(), st.st_uid, ::geteuid()));
 }
 
 SetAside set_aside_after(const std::filesystem::path& dir, std::int64_t from) {
@@ -205,23 +244,33 @@ SetAside set_aside_after(const std::filesystem::path& dir, std::int64_t from) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return result;
   std::vector<std::filesystem::path> beyond;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
+  const auto options = std::filesystem::directory_options::skip_permission_denied;
+  for (auto it = std::filesystem::directory_iterator(dir, options, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     auto step = checkpoint_step(name);
     if (!step) step = shards_step(name);
-    if (step && *step > from) beyond.push_back(entry.path());
+    if (step && *step > from) beyond.push_back(it->path());
   }
   if (beyond.empty()) return result;
   std::sort(beyond.begin(), beyond.end());
-  result.into =
-      dir / fmt::format("superseded-from-step-{}-{}-{}", std::max<std::int64_t>(from, 0), utc_stamp(), getpid());
-  support::make_real_directory(result.into, "directory of superseded checkpoints");
+  // A new directory, never one that stood there under the name.
+  result.into = support::make_new_directory(
+      dir / fmt::format("superseded-from-step-{}-{}-{}", std::max<std::int64_t>(from, 0), utc_stamp(), getpid()),
+      "directory of superseded checkpoints");
   for (const auto& path : beyond) {
-    if (!support::rename_unless_taken(path, result.into / path.filename())) {
-      throw CheckpointError(
-          fmt::format("{}: cannot set it aside: {} exists", path.string(), (result.into / path.filename()).string()));
+    // A directory of another user's cannot be moved (it would need write
+    // permission on it): it stays, named, and stops the run only at its step.
+    try {
+      if (support::rename_unless_taken(path, result.into / path.filename())) {
+        result.moved.push_back(path);
+        continue;
+      }
+      result.left.push_back(
+          fmt::format("{}: cannot set it aside: its name is taken in {}", path.string(), result.into.string()));
+    } catch (const std::exception& e) {
+      result.left.push_back(e.what());
     }
-    result.moved.push_back(path);
   }
   return result;
 }

@@ -49,19 +49,22 @@ Pruning prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep, c
                           const std::filesystem::path& kept = {});
 
 // Deletes the shard files hpctrain writes (rank-RRRRR.h5 and their
-// temporaries) in a sharded checkpoint's shard directory, and the directory
-// once empty; anything else in it stays. Returns what it deleted.
+// temporaries, regular files only) in a sharded checkpoint's shard directory,
+// and the directory once empty; anything else in it stays, and a directory
+// that is a link is left whole. Returns what it deleted.
 std::vector<std::filesystem::path> remove_shards(const std::filesystem::path& shard_dir);
 
 // Deletes the remains of writers that died mid-write: step-N.h5.tmp-PID files
 // whose process PID no longer runs on this host (or is this one: a run calls
 // this before it writes anything), and the shards of step-N.shards
-// directories whose index is absent. Returns what it deleted.
+// directories whose index is absent. Returns what it deleted; what it cannot
+// read or delete (permissions) it leaves.
 std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::path& dir);
 
 struct SetAside {
   std::filesystem::path into;  // empty when nothing was moved
   std::vector<std::filesystem::path> moved;
+  std::vector<std::string> left;  // "PATH: why" for what could not be moved (another user's directory)
 };
 // A run that starts from step `from` (-1: from scratch) continues a history
 // in which nothing beyond `from` happened yet. Whatever `dir` holds under a
@@ -70,7 +73,13 @@ struct SetAside {
 // verify, or a file someone left there) is moved, index and shards alike,
 // into a new directory DIR/superseded-from-step-S-TIME-PID: nothing is
 // deleted, and neither this run's writes nor its pruning, nor eval, export or
-// the next auto-resume, will take it for this run's.
+// the next auto-resume, will take it for this run's. What cannot be moved is
+// named in `left` and stays.
 SetAside set_aside_after(const std::filesystem::path& dir, std::int64_t from);
+
+// A run's checkpoints/ may be a link its owner made (to scratch space), but
+// not one someone else made: through that, pruning and setting aside would
+// act on files of theirs choosing. Throws CheckpointError for such a link.
+void check_checkpoint_directory(const std::filesystem::path& dir);
 
 }  // namespace hpctrain::ckpt_file

@@ -101,17 +101,22 @@ Hdf5Writer::Hdf5Writer(const std::filesystem::path& path) : name_(path.string())
   // hundreds of datasets) is larger. Any HDF5 from 1.8 (2008) on reads it.
   const H5Id access(check_h5(H5Pcreate(H5P_FILE_ACCESS), name_));
   check_h5_status(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), name_ + ": file format 1.8");
-  // H5F_ACC_EXCL: O_CREAT | O_EXCL, so an existing file is never truncated
-  // and a link planted under the name is never followed.
+  // Nothing may stand at the name: a file or link planted there is named
+  // (H5Fcreate would only say "HDF5 error"), and H5F_ACC_EXCL (O_CREAT |
+  // O_EXCL) then refuses anything that appears meanwhile, a link included,
+  // instead of truncating it.
+  if (const std::string there = support::what_is_at(path); there != "nothing") {
+    throw CheckpointError(
+        fmt::format("{}: cannot create it: {} stands there (hpctrain creates a new file and never "
+                    "writes through a link)",
+                    name_, there));
+  }
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, access.get());
-  if (file < 0) {
-    const std::string there = support::what_is_at(path);
-    if (there != "nothing") {
-      throw CheckpointError(
-          fmt::format("{}: cannot create it: {} stands there (hpctrain creates a new file and "
-                      "never writes through a link)",
-                      name_, there));
-    }
+  if (file < 0 && support::what_is_at(path) == "a regular file") {
+    // libhdf5 created the file and then failed (file locking on a file system
+    // without it, for one): the file is ours, and empty.
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
   }
   file_ = H5Id(check_h5(file, name_));
 }

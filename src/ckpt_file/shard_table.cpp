@@ -3,10 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "ckpt_file/checkpoint_error.h"
+#include "support/bounded_file.h"
+#include "support/input_file.h"
 
 namespace hpctrain::ckpt_file {
 
@@ -56,16 +57,22 @@ std::vector<ShardEntry> parse_shard_table(const std::string& text, std::int64_t 
 }
 
 support::Digest sha256_of_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(fmt::format("{}: cannot open", path.string()));
-  support::Sha256 hash;
-  std::string block(std::size_t{1} << 20, '\0');
-  while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    hash.update(std::string_view(block.data(), static_cast<std::size_t>(in.gcount())));
+  try {
+    // A regular file only, opened without blocking: a FIFO planted as a shard
+    // must not stop verification or a writer.
+    const support::InputFile in(path, "shard");
+    support::Sha256 hash;
+    constexpr std::size_t kBlock = std::size_t{1} << 20;
+    for (std::uint64_t at = 0;;) {
+      const std::string block = in.read_at(at, kBlock);
+      if (block.empty()) break;
+      hash.update(block);
+      at += block.size();
+    }
+    return hash.finish();
+  } catch (const support::InputError& e) {
+    throw CheckpointError(e.what());
   }
-  if (in.bad()) throw CheckpointError(fmt::format("{}: read failed", path.string()));
-  return hash.finish();
 }
 
 }  // namespace hpctrain::ckpt_file

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "ckpt_file/checkpoint_files.h"
@@ -18,8 +19,10 @@ namespace {
 
 // hpctrain writes 13; each one listed costs a lookup by name.
 constexpr std::size_t kMaxManifestAttributes = 1024;
-// Shards with problems named in a verdict; the others are counted.
+// Shards with problems named in a verdict, and problems named of each; the
+// others are counted.
 constexpr std::size_t kMaxShardProblems = 8;
+constexpr std::size_t kMaxProblemsPerShard = 4;
 
 }  // namespace
 
@@ -176,7 +179,13 @@ void check_shards(const Hdf5Reader& index, const std::filesystem::path& path, st
       continue;
     }
     ++named;
-    verdict.problems.insert(verdict.problems.end(), shard.problems.begin(), shard.problems.end());
+    const std::size_t shown = std::min(shard.problems.size(), kMaxProblemsPerShard);
+    verdict.problems.insert(verdict.problems.end(), shard.problems.begin(),
+                            shard.problems.begin() + static_cast<std::ptrdiff_t>(shown));
+    if (shard.problems.size() > shown) {
+      verdict.problems.push_back(
+          fmt::format("shard {}: and {} more problems", entry.file, shard.problems.size() - shown));
+    }
   }
   if (more > 0)
     verdict.problems.push_back(fmt::format("and {} more shard{} with problems", more, more == 1 ? "" : "s"));

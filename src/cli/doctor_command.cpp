@@ -124,7 +124,7 @@ void run_doctor(const DoctorOptions& options) {
   const handles::MpiRuntime mpi;
   // A signal in a batch job ends the check with exit 75, never a hang in
   // MPICH's own SIGUSR1 handler.
-  train::exit_on_preemption_signals(config::Signal::kUsr1);
+  train::exit_on_any_preemption_signal();
   comm::World world(mpi, env, comm::WorldOptions{options.collective_timeout, options.wait});
 
   const runtime::ThreadPlan plan = runtime::plan_threads(env, world.local_size());

@@ -33,7 +33,7 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
   const handles::MpiRuntime mpi;
   // Nothing here to checkpoint: a signal ends the evaluation with exit 75
   // (after MPI starts, whose library may have taken SIGUSR1 for itself).
-  train::exit_on_preemption_signals(config::Signal::kUsr1);
+  train::exit_on_any_preemption_signal();
   auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0), options.weights);
   auto& e = trained.experiment;
   if (options.split == "test") {
@@ -72,7 +72,7 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
 }
 
 void run_generate(const std::string& target, const GenerateOptions& options) {
-  train::exit_on_preemption_signals(config::Signal::kUsr1);
+  train::exit_on_any_preemption_signal();
   auto trained = train::load_trained_model(target, {}, report_skipped(true), options.weights);
   const auto& e = trained.experiment;
   if (trained.model->objective() != model::Objective::kCausal) {

@@ -257,9 +257,7 @@ void check_toml_limits(std::string_view text, const std::string& origin, std::si
 
 std::string read_toml_file(const std::filesystem::path& path, std::size_t max_bytes) {
   try {
-    std::string text = support::read_bounded_file(path, max_bytes, "TOML file");
-    if (text.starts_with(kByteOrderMark)) text.erase(0, kByteOrderMark.size());
-    return text;
+    return support::read_bounded_file(path, max_bytes, "TOML file");
   } catch (const support::InputError& e) {
     throw ConfigError(e.what());
   }

@@ -21,16 +21,16 @@ constexpr std::size_t kMaxTomlBytes = std::size_t{1} << 20;  // an experiment is
 constexpr int kMaxTomlDepth = 32;                            // hpctrain's own files nest 3 deep
 
 // The UTF-8 byte-order mark Windows editors put at the start of a file; TOML
-// (and toml++) accept it there and nowhere else. Dropped before parsing, so
-// line 1's columns count from the first character after it, as editors show.
+// (and toml++) accept one there and nowhere else. parse_toml_text drops it
+// before parsing, so line 1's columns count from the first character after
+// it, as editors show.
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 // Throws ConfigError when `text` is longer than `max_bytes` or nests deeper
 // than kMaxTomlDepth, or holds a NUL byte.
 void check_toml_limits(std::string_view text, const std::string& origin, std::size_t max_bytes = kMaxTomlBytes);
 
-// The text of a regular file of at most `max_bytes` (ConfigError otherwise),
-// without a leading byte-order mark.
+// The text of a regular file of at most `max_bytes` (ConfigError otherwise).
 std::string read_toml_file(const std::filesystem::path& path, std::size_t max_bytes = kMaxTomlBytes);
 // Reads a regular file of at most `max_bytes`, checks it and parses it.
 toml::table parse_toml_file(const std::filesystem::path& path, std::size_t max_bytes = kMaxTomlBytes);

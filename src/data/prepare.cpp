@@ -30,7 +30,7 @@ namespace {
 
 constexpr std::uint64_t kMaxShardTokens = std::uint64_t{1} << 28;
 constexpr std::size_t kMetricWords = 200000;
-constexpr std::size_t kMaxMetaBytes = std::size_t{16} << 20;
+constexpr std::size_t kMaxMetaJsonBytes = std::size_t{16} << 20;
 
 std::string fingerprint_of(const config::DataConfig& d, const std::vector<SourceFile>& files,
                            const std::string& tokenizer_hash) {
@@ -170,7 +170,8 @@ std::string foreign_contents(const fs::path& dir) {
   if (!foreign.empty()) return fmt::format("{}", fmt::join(foreign, ", "));
   if (empty || marked) return "";
   try {
-    const auto meta = nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaBytes, "meta.json"));
+    const auto meta =
+        nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaJsonBytes, "meta.json"));
     if (meta.at("fingerprint").is_string() && meta.contains("format_version")) return "";
   } catch (const std::exception&) {
   }
@@ -241,13 +242,10 @@ std::string expected_fingerprint(const config::Experiment& experiment) {
 }
 
 std::string stored_fingerprint(const std::filesystem::path& dir) {
-  try {
-    const auto meta = nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaBytes, "meta.json"));
-    const auto it = meta.find("fingerprint");
-    return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
-  } catch (const std::exception&) {
-    return "";
-  }
+  const std::string text = support::read_bounded_file(dir / "meta.json", kMaxMetaJsonBytes, "meta.json");
+  const auto meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto it = meta.is_object() ? meta.find("fingerprint") : meta.end();
+  return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
@@ -263,7 +261,7 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   if (fs::exists(dir / "meta.json")) {
     try {
       const auto meta =
-          nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaBytes, "meta.json"));
+          nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaJsonBytes, "meta.json"));
       if (meta.at("fingerprint") == result.fingerprint) {
         result.reused = true;
         result.tokenizer_hash = meta.at("tokenizer_hash");

@@ -51,7 +51,8 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log);
 // [data] settings and the sources as they are now; throws DataError when the
 // sources cannot be read.
 std::string expected_fingerprint(const config::Experiment& experiment);
-// The fingerprint in DIR/meta.json; "" when there is none or it is unreadable.
+// The fingerprint in DIR/meta.json; "" when it holds none or is no JSON.
+// Throws support::InputError when meta.json is no regular file or too large.
 std::string stored_fingerprint(const std::filesystem::path& dir);
 
 // Prints the statistics table.

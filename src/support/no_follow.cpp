@@ -21,6 +21,15 @@ OwnedFd::~OwnedFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+OwnedFd& OwnedFd::operator=(OwnedFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
 void OwnedFd::close(const std::string& name) {
   const int fd = fd_;
   fd_ = -1;
@@ -37,6 +46,32 @@ OwnedFd create_new_file(const std::filesystem::path& path, const std::string& wh
                                          error == EEXIST ? fmt::format(" ({} stands there)", what_is_at(path)) : ""));
   }
   return OwnedFd(fd);
+}
+
+std::optional<OwnedFd> try_create_new_file(const std::filesystem::path& path, const std::string& what) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd >= 0) return OwnedFd(fd);
+  if (errno == EEXIST) return std::nullopt;
+  throw std::runtime_error(fmt::format("{}: cannot create the {}: {}", path.string(), what, reason(errno)));
+}
+
+OwnedFd open_for_append(const std::filesystem::path& path, const std::string& what) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    const int error = errno;
+    // ENXIO: a FIFO without a reader (a non-blocking open for writing).
+    if (error == ENXIO)
+      throw std::runtime_error(fmt::format("{}: not a regular file, so not a {}", path.string(), what));
+    throw std::runtime_error(fmt::format("{}: cannot open the {} to append: {}", path.string(), what,
+                                         error == ELOOP ? "a symbolic link stands there" : reason(error)));
+  }
+  OwnedFd owned(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    throw std::runtime_error(fmt::format("{}: not a regular file, so not a {}", path.string(), what));
+  }
+  (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return owned;
 }
 
 void write_all(int fd, const void* data, std::size_t size, const std::string& name) {
@@ -57,6 +92,17 @@ void make_real_directory(const std::filesystem::path& path, const std::string& w
   if (error == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
   throw std::runtime_error(fmt::format("{}: cannot make the {} there: {}", path.string(), what,
                                        error == EEXIST ? what_is_at(path) + " stands there" : reason(error)));
+}
+
+std::filesystem::path make_new_directory(const std::filesystem::path& stem, const std::string& what) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const std::filesystem::path path = attempt == 0 ? stem.string() : stem.string() + fmt::format("-{}", attempt);
+    if (::mkdir(path.c_str(), 0777) == 0) return path;
+    if (errno != EEXIST) {
+      throw std::runtime_error(fmt::format("{}: cannot make the {}: {}", path.string(), what, reason(errno)));
+    }
+  }
+  throw std::runtime_error(fmt::format("{}: cannot make the {}: 1000 names taken", stem.string(), what));
 }
 
 std::string what_is_at(const std::filesystem::path& path) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace hpctrain::support {
@@ -17,10 +18,16 @@ class OwnedFd {
   explicit OwnedFd(int fd) : fd_(fd) {}
   ~OwnedFd();
   OwnedFd(OwnedFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  OwnedFd& operator=(OwnedFd&&) = delete;
+  OwnedFd& operator=(OwnedFd&& other) noexcept;
   OwnedFd(const OwnedFd&) = delete;
   OwnedFd& operator=(const OwnedFd&) = delete;
   [[nodiscard]] int get() const { return fd_; }
+  // Gives the descriptor up (to fdopen): the caller closes it.
+  [[nodiscard]] int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   // Closes now, reporting a failed close (an NFS write error shows there).
   void close(const std::string& name);
 
@@ -32,12 +39,24 @@ class OwnedFd {
 // writing; throws "PATH: cannot create it: REASON" naming `what`.
 OwnedFd create_new_file(const std::filesystem::path& path, const std::string& what);
 
+// The same, but nothing when something stands at `path` already (to try
+// another name); other failures throw.
+std::optional<OwnedFd> try_create_new_file(const std::filesystem::path& path, const std::string& what);
+
+// Opens `path` for appending, creating it if absent: a regular file, never
+// through a link (O_NOFOLLOW) and never a FIFO or device (checked on the
+// descriptor, opened without blocking); throws naming `what` otherwise.
+OwnedFd open_for_append(const std::filesystem::path& path, const std::string& what);
+
 // Writes all of `size` bytes to `fd`; throws naming `name` on failure.
 void write_all(int fd, const void* data, std::size_t size, const std::string& name);
 
 // Makes `path` a directory unless it is one already; throws when it exists as
 // anything else, a symbolic link to a directory included.
 void make_real_directory(const std::filesystem::path& path, const std::string& what);
+// Makes a new directory `stem`, or `stem`-1, `stem`-2, ... where one exists:
+// never one that was there before. Returns its path.
+std::filesystem::path make_new_directory(const std::filesystem::path& stem, const std::string& what);
 
 // What stands at `path` without following a link: "nothing", "a regular
 // file", "a directory", "a symbolic link", "a FIFO", ...

@@ -38,10 +38,10 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i, char32_t& code) 
 
 // Characters a terminal acts on instead of showing: the C1 controls (U+009B
 // is CSI, as ESC [ is), the line and paragraph separators, and the
-// bidirectional overrides and isolates, which reorder what follows them.
+// bidirectional marks, overrides and isolates, which reorder what follows.
 bool acts_on_terminal(char32_t code) {
-  return (code >= 0x80 && code <= 0x9F) || code == 0x2028 || code == 0x2029 || (code >= 0x202A && code <= 0x202E) ||
-         (code >= 0x2066 && code <= 0x2069);
+  return (code >= 0x80 && code <= 0x9F) || code == 0x061C || code == 0x200E || code == 0x200F || code == 0x2028 ||
+         code == 0x2029 || (code >= 0x202A && code <= 0x202E) || (code >= 0x2066 && code <= 0x2069);
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ namespace hpctrain::support {
 
 // C0 controls and DEL as \xNN; bytes that are not UTF-8 as \xNN (a lone
 // 0x9B is CSI to a terminal in an 8-bit mode); the C1 controls U+0080 to
-// U+009F, U+2028, U+2029 and the bidirectional controls as \uNNNN. Other
+// U+009F, U+2028, U+2029 and the bidirectional controls (marks, overrides,
+// isolates) as \uNNNN. Other
 // UTF-8 text is kept.
 std::string printable(std::string_view text);
 // The same, line by line: newlines and tabs kept (a stored config shown whole).

@@ -44,11 +44,15 @@ std::optional<std::filesystem::path> Checkpointer::choose_resume() {
   if (world_.rank() == 0) {
     try {
       const auto dir = run_dir_ / "checkpoints";
+      ckpt_file::check_checkpoint_directory(dir);
+      // In every mode: a temporary left by a dead writer of the same pid (a
+      // container's) would block this run's write at that step.
+      for (const auto& removed : ckpt_file::remove_temporaries(dir)) {
+        log_.line(
+            support::printable(fmt::format("removed {}: a checkpoint write that never finished", removed.string())));
+      }
       std::int64_t from = -1;  // the step this run continues from; -1: from scratch
       if (c.resume == config::ResumeMode::kAuto) {
-        for (const auto& removed : ckpt_file::remove_temporaries(dir)) {
-          log_.line(fmt::format("removed {}: a checkpoint write that never finished", removed.string()));
-        }
         if (const auto found = ckpt_file::newest_verified(
                 dir, [this](const ckpt_file::Verdict& v) { log_.line(ckpt_file::skipped_message(v)); })) {
           for (const auto& warning : found->warnings) log_.line(fmt::format("{}: {}", found->path.string(), warning));
@@ -85,6 +89,7 @@ std::optional<std::filesystem::path> Checkpointer::choose_resume() {
 
 void Checkpointer::set_aside_beyond(const std::filesystem::path& dir, std::int64_t from) {
   const ckpt_file::SetAside aside = ckpt_file::set_aside_after(dir, from);
+  for (const auto& why : aside.left) log_.line(support::printable(why));
   if (aside.moved.empty()) return;
   std::vector<std::string> names;
   names.reserve(aside.moved.size());

@@ -1,16 +1,20 @@
 // Where a run reports: rank 0's JSONL metrics (RUN_DIR/metrics.jsonl, one
 // record per log step and per evaluation) and the same values as TensorBoard
 // scalars (RUN_DIR/tensorboard/), and a log file per rank (RUN_DIR/logs/rank-N.log).
-// Rank 0 also prints its lines to stdout.
+// Rank 0 also prints its lines to stdout. The files are opened for appending
+// as regular files only, never through a link (a run directory may be shared:
+// docs/security.md).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "support/no_follow.h"
 
 namespace hpctrain::train {
 
@@ -40,8 +44,8 @@ class RunLog {
   std::filesystem::path metrics_path_;
   int rank_;
   bool tty_;
-  std::ofstream metrics_;
-  std::ofstream log_;
+  std::optional<support::OwnedFd> metrics_;
+  std::optional<support::OwnedFd> log_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
 };
 

@@ -83,6 +83,12 @@ void exit_on_preemption_signals(config::Signal signal) {
   install(signal_number(signal));
 }
 
+void exit_on_any_preemption_signal() {
+  install(SIGTERM);
+  install(SIGUSR1);
+  install(SIGUSR2);
+}
+
 PreemptionSignal::PreemptionSignal(config::Signal signal) : name_(config::name_of(signal)) {
   g_first_signal.store(0);
   g_first_signal_ns.store(0);

@@ -3,7 +3,9 @@
 // end; SIGTERM is what SLURM itself sends every step on preemption, at the
 // time limit and on a plain `scancel`, followed by SIGKILL KillWait seconds
 // later (30 by default). Both are answered with exit config::kRequeueExitCode
-// ("requeue me") in every phase of every command:
+// ("requeue me") in every phase of every command that starts MPI or trains
+// (the `ckpt` and `hostnames` commands do neither: there the signals keep
+// their default action, which ends them):
 //  - before a training loop exists (data preparation, resume verification,
 //    eval, generate, prepare) there is nothing to checkpoint: the process
 //    says so on stderr and exits at once (exit_on_preemption_signals);
@@ -28,6 +30,10 @@ namespace hpctrain::train {
 // exists, either one ends the process at once with exit 75 and one line on
 // stderr naming the signal.
 void exit_on_preemption_signals(config::Signal signal);
+// The same for every signal checkpoint.signal may name and SIGTERM: for
+// commands that start before they know the experiment (eval, generate,
+// doctor).
+void exit_on_any_preemption_signal();
 
 class PreemptionSignal {
  public:

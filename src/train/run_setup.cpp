@@ -11,7 +11,9 @@
 #include "cluster/gpu_placement.h"
 #include "comm/consensus.h"
 #include "comm/mpi_communicator.h"
+#include "data/data_error.h"
 #include "data/prepare.h"
+#include "support/text.h"
 
 namespace hpctrain::train {
 
@@ -101,31 +103,34 @@ void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& lo
                                 std::chrono::milliseconds(static_cast<long long>(e.parallel.prepare_timeout_s * 1e3)),
                                 comm::WaitStrategy::kSleep);
   // A prepared data set is checked against [data] as `hpctrain prepare`
-  // checks it: one prepared from other settings or sources is prepared again,
-  // so the run trains on what its experiment (and so its checkpoints) say.
+  // checks it. One prepared from other settings or sources is refused, not
+  // prepared again inside the job: data.dir may be shared with other runs
+  // (a sweep's array tasks) that read it now, and a retrained tokenizer would
+  // leave this run's checkpoints unable to resume.
   comm::on_all_ranks(waiting, [&] {
     if (world.rank() != 0) return;
     const std::filesystem::path dir = e.data.dir;
     if (!std::filesystem::exists(dir / "meta.json")) {
       log.line(
           fmt::format("data set {} not prepared yet: preparing it (hpctrain prepare does this alone)", e.data.dir));
-    } else {
-      std::string expected;
-      try {
-        expected = data::expected_fingerprint(e);
-      } catch (const std::exception& error) {
-        // Sources a login node saw and this node does not: the data set stands.
-        log.line(fmt::format("data set {}: cannot check it against [data] ({}); training on it as prepared", e.data.dir,
-                             error.what()));
-        return;
-      }
-      if (data::stored_fingerprint(dir) == expected) return;
-      log.line(
-          fmt::format("data set {} was prepared from other [data] settings or sources than this experiment's: "
-                      "preparing it again",
-                      e.data.dir));
+      data::print_stats(data::prepare(e, stdout), stdout);
+      return;
     }
-    data::print_stats(data::prepare(e, stdout), stdout);
+    std::string expected;
+    try {
+      expected = data::expected_fingerprint(e);
+    } catch (const std::exception& error) {
+      // Sources a login node saw and this node does not: the data set stands.
+      log.line(support::printable(fmt::format(
+          "data set {}: cannot check it against [data] ({}); training on it as prepared", e.data.dir, error.what())));
+      return;
+    }
+    if (data::stored_fingerprint(dir) != expected) {
+      throw data::DataError(
+          fmt::format("data.dir = {} was prepared from other [data] settings or sources than {} names (its fingerprint "
+                      "differs): prepare it again with `hpctrain prepare {}`, or give this run a data.dir of its own",
+                      e.data.dir, e.path, e.path));
+    }
   });
 }
 

@@ -1,5 +1,7 @@
 #include "train/tensorboard.h"
 
+#include "support/no_follow.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -69,14 +71,19 @@ std::uint32_t masked_crc32c(std::string_view bytes) {
 }
 
 TensorBoardWriter::TensorBoardWriter(const std::filesystem::path& dir) {
-  std::filesystem::create_directories(dir);
+  support::make_real_directory(dir, "TensorBoard directory");
   char host[HOST_NAME_MAX + 1] = {};
   gethostname(host, sizeof host);
   const auto seconds =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   path_ = dir / fmt::format("events.out.tfevents.{}.{}", seconds, host);
-  file_ = std::fopen(path_.c_str(), "ab");
-  if (file_ == nullptr) throw std::runtime_error(fmt::format("{}: cannot create", path_.string()));
+  // Never through a link or into a FIFO: the run directory may be shared.
+  const int fd = support::open_for_append(path_, "TensorBoard event file").release();
+  file_ = fdopen(fd, "ab");
+  if (file_ == nullptr) {
+    ::close(fd);
+    throw std::runtime_error(fmt::format("{}: cannot create", path_.string()));
+  }
   std::string e = event_header(0);
   put_bytes(e, 3, "brain.Event:2");
   write_record(e);

@@ -51,16 +51,21 @@ with_planted_temporary() {
   shift 2
   timeout 120 bash -c 'ln -s "$0" "$1.tmp-$$" && exec "${@:2}"' "$target" "$name" "$@"
 }
+# victim NAME: a file of someone else's, a new one for each case; its path.
+victim() {
+  echo precious >"$work/victim-$1"
+  echo "$work/victim-$1"
+}
+intact() { [[ $(cat "$work/victim-$1") == precious ]]; }
 newest() { find "$(readlink -f "$1")/checkpoints" -maxdepth 1 -name 'step-*.h5' -type f | sort | tail -1; }
 
 # 1. Writers never follow a link into a file hpctrain did not create.
-echo precious >"$work/victim"
 mkdir -p r1/checkpoints
 # checkpoint.resume = never: an auto-resume would clear the link as a dead writer's temporary first.
-with_planted_temporary "$work/victim" "$work/r1/checkpoints/step-00000002.h5" "$hpctrain" train "$exp" "${tiny[@]}" \
+with_planted_temporary "$(victim temporary)" "$work/r1/checkpoints/step-00000002.h5" "$hpctrain" train "$exp" "${tiny[@]}" \
   --set "job.run_dir=$work/r1" --set training.steps=2 --set checkpoint.resume=never >r1.out 2>r1.err
 rc=$?
-[[ $(cat victim) == precious ]] || fail "a checkpoint write truncated the file its temporary's link named"
+intact temporary || fail "a checkpoint write truncated the file its temporary's link named"
 clean_refusal $rc r1.err "step-00000002.h5.tmp-[0-9]+: cannot create it: a symbolic link stands there" \
   "a link planted as a checkpoint's temporary"
 since=$failures
@@ -91,18 +96,18 @@ fi
 mkfifo "$work/fifo.safetensors"
 timeout 60 "$hpctrain" ckpt export r2 --out "$work/fifo.safetensors" >out 2>err
 clean_refusal $? err "fifo.safetensors: a FIFO stands there" "--out naming a FIFO"
-ln -s "$work/victim" "$work/link.safetensors"
+ln -s "$(victim out-link)" "$work/link.safetensors"
 timeout 60 "$hpctrain" ckpt export r2 --out "$work/link.safetensors" >out 2>err
 clean_refusal $? err "link.safetensors: a symbolic link stands there" "--out naming a link"
-[[ -L $work/link.safetensors && $(cat victim) == precious ]] || fail "ckpt export replaced a link"
+[[ -L $work/link.safetensors ]] && intact out-link || fail "ckpt export replaced a link"
 timeout 60 "$hpctrain" ckpt export r2 --out '' >out 2>err
 clean_refusal $? err "ckpt export --out: an empty path" "--out ''"
 ls -A "$work" | grep -q '^\.tmp-' && fail "--out '' left a temporary in the working directory: $(ls -A | grep '^\.tmp-')"
-with_planted_temporary "$work/victim" "$work/w.safetensors" "$hpctrain" ckpt export r2 --out "$work/w.safetensors" \
+with_planted_temporary "$(victim export-temporary)" "$work/w.safetensors" "$hpctrain" ckpt export r2 --out "$work/w.safetensors" \
   >out 2>err
 clean_refusal $? err "w.safetensors.tmp-[0-9]+: cannot create the temporary export: .*a symbolic link stands there" \
   "a link planted as the export's temporary"
-[[ $(cat victim) == precious ]] || fail "ckpt export wrote through a link planted as its temporary"
+intact export-temporary || fail "ckpt export wrote through a link planted as its temporary"
 since=$failures
 for i in 1 2; do
   timeout 60 "$hpctrain" ckpt export r2 --out "$work/w2.safetensors" >out 2>err || fail "export $i to w2: $(cat err)"
@@ -119,10 +124,14 @@ train "$work/r3a" 4 --set checkpoint.keep=1 || fail "run beside an unreadable st
 grep -rqx unreadable r3a/checkpoints || fail "the unreadable file was deleted"
 ok_unless_failed "$since" "an unreadable newer file neither costs the run its checkpoints nor is deleted"
 since=$failures
-# A rollback: resume from step 2 of a run that reached step 6.
+# A rollback: resume from step 2 of a run that reached step 6. Its metrics of
+# steps 3 to 6 are dropped through a temporary: a link planted under the
+# name it once had must not be written through.
 train "$work/r3b" 6 || fail "run r3b: $(tail -3 r3b.out)"
+ln -s "$(victim metrics)" r3b/metrics.jsonl.tmp
 train "$work/r3b" 4 --set checkpoint.keep=1 --set "checkpoint.resume=$work/r3b/checkpoints/step-00000002.h5" ||
   fail "rollback to step 2: $(tail -3 r3b.out)"
+intact metrics || fail "dropping the metrics after step 2 wrote through metrics.jsonl.tmp's link"
 [[ $(newest r3b) == $work/r3b/checkpoints/step-00000004.h5 ]] ||
   fail "after a rollback to step 2 and 2 more steps, the run's newest checkpoint is $(newest r3b), not step 4"
 "$hpctrain" ckpt inspect r3b >out 2>&1 && grep -q "^step  *4$" out || fail "ckpt inspect after the rollback: $(head -3 out)"
@@ -150,6 +159,27 @@ grep -q "step-00000001.h5: not a checkpoint hpctrain wrote for step 1 (a regular
 kill "$sleeper"
 sleeper=
 ok_unless_failed "$since" "pruning and cleanup left the user's files and a live writer's temporary alone"
+
+# The run's own files: a link as its log, a FIFO as its metrics, a
+# checkpoints/ that is someone else's link.
+mkdir -p r3d/logs r3e
+ln -s "$(victim log)" r3d/logs/rank-0.log
+train "$work/r3d" 2 2>r3d.err
+clean_refusal $? r3d.out "rank-0.log: cannot open the log to append: a symbolic link stands there" "a link as the rank's log"
+intact log || fail "the rank's log was appended through a link"
+mkfifo r3e/metrics.jsonl
+train "$work/r3e" 2
+clean_refusal $? r3e.out "metrics.jsonl: not a regular file, so not a metrics file" "a FIFO as metrics.jsonl"
+if [[ $(id -u) == 0 ]] && id nobody >/dev/null 2>&1; then
+  mkdir -p r3f elsewhere
+  ln -s "$work/elsewhere" r3f/checkpoints
+  chown -h nobody r3f/checkpoints
+  train "$work/r3f" 2
+  clean_refusal $? r3f.out "checkpoints: a symbolic link made by another user" "checkpoints/ linked by another user"
+  [[ -z $(ls elsewhere) ]] || fail "checkpoints were written through another user's link: $(ls elsewhere)"
+else
+  echo "skipped: checkpoints/ linked by another user (needs root to make one); not counted as passing"
+fi
 
 # 4. SIGUSR1 outside the training loop: exit 75 at once, never a hang.
 # signal_after SECONDS|/REGEX/ OUT ERR CMD...: runs CMD, sends SIGUSR1 after the
@@ -216,10 +246,9 @@ clean_refusal $? err "was trained with the tokenizer of sha256 [0-9a-f]+, and .*
   "eval after data.dir was prepared again"
 timeout 60 "$hpctrain" generate r6 --tokens 4 >out 2>err
 clean_refusal $? err "was trained with the tokenizer of sha256" "generate after data.dir was prepared again"
-train "$work/r6b" 1 --set "data.dir=$work/d6" "${abc[@]}" || fail "run r6b: $(tail -3 r6b.out)"
-grep -q "data set $work/d6 was prepared from other \[data\] settings or sources than this experiment's: preparing it again" \
-  r6b.out && ok "a run whose [data] differs from the prepared data set prepares it again" ||
-  fail "a run whose [data] differs from the prepared data set trained on it without a word"
+train "$work/r6b" 1 --set "data.dir=$work/d6" "${abc[@]}"
+clean_refusal $? r6b.out "data.dir = $work/d6 was prepared from other \[data\] settings or sources than .*quickstart.toml names" \
+  "a run whose [data] differs from the prepared data set"
 
 # 7. A FIFO where a file is read: refused, never waited on.
 mkdir -p fifo-data

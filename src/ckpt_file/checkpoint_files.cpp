@@ -90,6 +90,7 @@ std::vector<std::filesystem::path> remove_shards(const std::filesystem::path& sh
     return removed;
   }
   std::vector<std::string> names;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the stream is this call's own; glibc's readdir is safe then
   while (const dirent* entry = ::readdir(dir)) {
     if (is_shard_name(entry->d_name)) names.emplace_back(entry->d_name);
   }

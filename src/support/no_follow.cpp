@@ -96,7 +96,7 @@ void make_real_directory(const std::filesystem::path& path, const std::string& w
 
 std::filesystem::path make_new_directory(const std::filesystem::path& stem, const std::string& what) {
   for (int attempt = 0; attempt < 1000; ++attempt) {
-    const std::filesystem::path path = attempt == 0 ? stem.string() : stem.string() + fmt::format("-{}", attempt);
+    std::filesystem::path path = attempt == 0 ? stem.string() : stem.string() + fmt::format("-{}", attempt);
     if (::mkdir(path.c_str(), 0777) == 0) return path;
     if (errno != EEXIST) {
       throw std::runtime_error(fmt::format("{}: cannot make the {}: {}", path.string(), what, reason(errno)));

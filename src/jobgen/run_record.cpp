@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "jobgen/data_file.h"
+#include "jobgen/mustache.h"
 #include "support/bounded_file.h"
 #include "support/text.h"
 
@@ -148,8 +149,15 @@ std::vector<RunPoint> read_run(const std::filesystem::path& dir) {
   }
   const std::filesystem::path manifest = dir / "sweep-manifest.json";
   if (std::filesystem::exists(manifest, error)) {
-    const nlohmann::json points =
-        parse_data(support::read_bounded_file(manifest, kMaxDataBytes, "sweep manifest"), manifest.string(), false);
+    nlohmann::json points;
+    try {
+      points =
+          parse_data(support::read_bounded_file(manifest, kMaxDataBytes, "sweep manifest"), manifest.string(), false);
+    } catch (const RenderError& e) {
+      throw RunDirError(e.what());  // not JSON, or nested too deep: named as the run's error
+    } catch (const support::InputError& e) {
+      throw RunDirError(e.what());
+    }
     std::set<long> indices;
     for (const auto& [key, value] : points.items()) {
       if (!task_id_shape(key)) {

@@ -55,12 +55,14 @@ int main(int argc, char** argv) {
   doctor->add_flag("--nccl", doctor_options.nccl,
                    "also build the NCCL communicator as GPU training does: each rank's GPU, the libraries, busbw");
   std::map<std::string, hpctrain::comm::WaitStrategy> wait_names;
-  for (const auto strategy : hpctrain::comm::kWaitStrategies)
+  std::vector<std::string> wait_words;
+  for (const auto strategy : hpctrain::comm::kWaitStrategies) {
     wait_names[hpctrain::comm::to_string(strategy)] = strategy;
-  doctor
-      ->add_option("--wait", doctor_options.wait,
-                   "how a rank waits for a collective, as the experiment's parallel.comm_wait (spin, yield, sleep)")
-      ->transform(CLI::CheckedTransformer(wait_names));
+    wait_words.push_back(hpctrain::comm::to_string(strategy));
+  }
+  std::string wait;
+  doctor->add_option("--wait", wait, "how a rank waits for a collective, as the experiment's parallel.comm_wait")
+      ->check(CLI::IsMember(wait_words));
 
   std::string experiment_file;
   std::vector<std::string> overrides;
@@ -156,6 +158,7 @@ int main(int argc, char** argv) {
         } else if (*doctor) {
           doctor_options.collective_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
           doctor_options.bandwidth = !no_bandwidth;
+          if (!wait.empty()) doctor_options.wait = wait_names.at(wait);
           hpctrain::cli::run_doctor(doctor_options);
         }
         return 0;

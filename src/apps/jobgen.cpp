@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   }
   CLI::App app{"jobgen: SLURM batch scripts from hpctrain experiments"};
   hpctrain::apps::one_line_failures(app, "jobgen");
+  app.footer(
+      "Shortcuts: `jobgen EXP.toml ...` is `jobgen script EXP.toml ...`; `jobgen explain EXP.toml ...` is `jobgen "
+      "script EXP.toml ... --explain`.");
   app.set_version_flag("--version", [] {
     std::string places;
     try {
@@ -71,16 +74,21 @@ int main(int argc, char** argv) {
   script->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
   script->add_option("--cluster", cluster, "cluster profile: a name in env/clusters/ or a .toml file");
   script->add_option("--template", template_name, "batch template: a name in templates/ or a .mustache file");
-  script->add_flag("--check", check_only, "validate only: print nothing but a summary");
+  auto* check_flag = script->add_flag("--check", check_only, "validate only: print nothing but a summary");
   hpctrain::jobgen::Dependencies dependencies;
   script->add_option("--after", dependencies.after, "JOBID[:afterok|afterany|afternotok|aftercorr] (repeatable)");
   script->add_flag("--singleton", dependencies.singleton, "at most one running job of this name");
   std::string manifest_file;
   script->add_option("--manifest", manifest_file, "also write the sweep's manifest (index -> overrides) here");
   bool submit = false;
-  script->add_flag("--submit", submit, "create the log directory, submit with sbatch, print the job id");
+  auto* submit_flag =
+      script->add_flag("--submit", submit, "create the log directory, submit with sbatch, print the job id");
   bool explain_only = false;
-  script->add_flag("--explain", explain_only, "show which TOML line, profile or override produced each directive");
+  auto* explain_flag =
+      script->add_flag("--explain", explain_only, "show which TOML line, profile or override produced each directive");
+  // One of them at a time: each replaces the script on stdout with its own output.
+  explain_flag->excludes(check_flag)->excludes(submit_flag);
+  check_flag->excludes(submit_flag);
   std::string template_file;
   std::string data_file;
   std::string escape = "none";

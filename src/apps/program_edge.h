@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -18,10 +19,30 @@
 
 namespace hpctrain::apps {
 
-// A bad command line is one error line, like every other refusal (--help still prints help).
+// A bad command line is one error line, like every other refusal (--help
+// still prints help); a missing subcommand is answered with the ones there
+// are. The program's name heads every usage line.
 inline void one_line_failures(CLI::App& app, const std::string& program) {
-  app.failure_message(
-      [program](const CLI::App*, const CLI::Error& e) { return program + ": error: " + e.what() + "\n"; });
+  app.name(program);
+  app.failure_message([program](const CLI::App* failed, const CLI::Error& e) {
+    std::string message = e.what();
+    if (failed != nullptr && message == "A subcommand is required") {
+      // The deepest subcommand given is the one that wants another.
+      const CLI::App* at = failed;
+      std::string path = program;
+      for (auto given = at->get_subcommands(); !given.empty(); given = at->get_subcommands()) {
+        at = given.front();
+        path += " " + at->get_name();
+      }
+      std::vector<std::string> names;
+      for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
+        names.push_back(sub->get_name());
+      }
+      message = fmt::format("{} needs a subcommand: {} (`{} --help` says what each does)", path, fmt::join(names, ", "),
+                            path);
+    }
+    return program + ": error: " + message + "\n";
+  });
 }
 
 // Parses `args` (without the program name); an exit status when the program

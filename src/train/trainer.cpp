@@ -8,6 +8,8 @@
 #include <torch/utils.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "runtime/allocator.h"
@@ -128,8 +130,10 @@ void Trainer::resume_from(const std::filesystem::path& path) {
   auto diff = config_incompatibilities(experiment_, checkpoint, tokenizer_hash);
   for (auto& more : reducer_->incompatibilities(checkpoint.info())) diff.push_back(std::move(more));
   if (!diff.empty()) {
-    throw ckpt::CheckpointError(fmt::format("{} cannot continue this run ({} difference{}): {}", checkpoint.name(),
-                                            diff.size(), diff.size() == 1 ? "" : "s", fmt::join(diff, "; ")));
+    throw ckpt::CheckpointError(fmt::format(
+        "{} cannot continue this run ({} difference{}): {}. To start afresh here, set checkpoint.resume = \"never\" "
+        "(the run's checkpoints are set aside, not deleted); to keep both, give this run another job.run_dir",
+        checkpoint.name(), diff.size(), diff.size() == 1 ? "" : "s", fmt::join(diff, "; ")));
   }
   reducer_->load(checkpoint);
   data_->load(checkpoint);
@@ -149,6 +153,7 @@ void Trainer::resume_from(const std::filesystem::path& path) {
   step_ = start_step_ = checkpoint.info().step;
   log_.line(fmt::format("resumed from {} at step {} (epoch {}, batch {} of it)", path.string(), step_,
                         checkpoint.integer("epoch", 0), checkpoint.integer("sampler_step", 0)));
+  warn_if_schedule_jumps(checkpoint);
   // What it resumed with, to compare with the run or the file it came from.
   log_.line(fmt::format("weights sha256 at resume: {}", weights_sha256(*model_)));
   if (const std::int64_t ranks = checkpoint.info().world_size; ranks != world_.size()) {
@@ -161,6 +166,25 @@ void Trainer::resume_from(const std::filesystem::path& path) {
   if (const auto dropped = log_.resume_at(step_); dropped > 0) {
     log_.line(fmt::format("metrics.jsonl: {} record(s) after step {} dropped (the steps run again)", dropped, step_));
   }
+}
+
+void Trainer::warn_if_schedule_jumps(const ckpt::CheckpointReader& checkpoint) {
+  // The schedule is a function of the step and of training.steps, [schedule]
+  // and optimizer.lr, which a resume may change (docs/checkpoints.md): then
+  // the learning rate does not go on where it was heading. Said once, with
+  // the figures, so that a longer run is not mistaken for a smooth one.
+  const config::Experiment then =
+      config::load_experiment_text(checkpoint.info().config_toml, checkpoint.name() + " (stored config)");
+  const optim::LrSchedule before(then.schedule, then.optimizer.lr, then.training.steps);
+  const std::int64_t next = step_ + 1;
+  const double was = before.at(next);
+  const double is = schedule_.at(next);
+  if (std::abs(is - was) <= 1e-9 * std::max(std::abs(was), std::abs(is))) return;
+  log_.line(fmt::format(
+      "warning: the learning-rate schedule differs from the checkpoint's (training.steps {} -> {}, optimizer.lr {:g} "
+      "-> {:g}): step {} takes lr {:.4g}, where the checkpoint's schedule gives {:.4g}. To continue smoothly, keep "
+      "training.steps, [schedule] and optimizer.lr as the run had them",
+      then.training.steps, experiment_.training.steps, then.optimizer.lr, experiment_.optimizer.lr, next, is, was));
 }
 
 TrainSummary Trainer::run() {

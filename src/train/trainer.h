@@ -90,6 +90,10 @@ class Trainer {
  private:
   void set_up();
   void resume_from(const std::filesystem::path& path);
+  // Logs a warning when this run's learning-rate schedule gives the next step
+  // another rate than the checkpoint's did (training.steps, [schedule] or
+  // optimizer.lr changed).
+  void warn_if_schedule_jumps(const ckpt::CheckpointReader& checkpoint);
   // Posts this step's loss and stop request; true when every rank has agreed to stop now.
   bool agree_to_stop(const StepResult& result, bool last);
   void log_window(const StepResult& result);

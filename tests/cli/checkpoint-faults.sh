@@ -104,7 +104,7 @@ out=$("$hpctrain" train "$experiment" "${common[@]}" --set training.steps=400 --
   --set model.n_layer=3 2>&1)
 rc=$?
 set -e
-((rc != 0)) && grep -Eq "cannot continue this run \(2 differences\): model.n_layer: checkpoint 2 vs run 3; model.d_model: checkpoint 256 vs run 128" <<<"$out" ||
+((rc != 0)) && grep -Eq "cannot continue this run \(2 differences\): model.n_layer: checkpoint 2 vs run 3; model.d_model: checkpoint 256 vs run 128. To start afresh here, set checkpoint.resume = \"never\"" <<<"$out" ||
   { echo "$out"; echo "FAIL: architecture mismatch not refused clearly (exit $rc)"; exit 1; }
 echo "ok: mismatch refused: $(grep -o 'cannot continue.*' <<<"$out")"
 

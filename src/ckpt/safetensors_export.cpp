@@ -40,8 +40,8 @@ bool is_safetensors_file(const std::filesystem::path& path) {
 // regular file. Returns whether something (an earlier export) is there.
 bool check_destination(const std::filesystem::path& out) {
   if (out.empty()) throw CheckpointError("ckpt export --out: an empty path; name the .safetensors file to write");
-  const std::string there = support::what_is_at(out);
-  if (there == "nothing") {
+  const support::FileKind there = support::file_kind_at(out);
+  if (there == support::FileKind::kNothing) {
     const std::filesystem::path parent = out.parent_path().empty() ? "." : out.parent_path();
     std::error_code ec;
     if (!std::filesystem::is_directory(parent, ec)) {
@@ -50,14 +50,14 @@ bool check_destination(const std::filesystem::path& out) {
     }
     return false;
   }
-  if (there == "a directory") {
+  if (there == support::FileKind::kDirectory) {
     throw CheckpointError(fmt::format("{}: is a directory; name the .safetensors file to write", out.string()));
   }
-  if (there != "a regular file" || !is_safetensors_file(out)) {
+  if (there != support::FileKind::kRegular || !is_safetensors_file(out)) {
     throw CheckpointError(
         fmt::format("{}: {} stands there, not an earlier safetensors export: ckpt export replaces "
                     "nothing else (name a new file)",
-                    out.string(), there == "a regular file" ? "a file" : there));
+                    out.string(), there == support::FileKind::kRegular ? "a file" : support::describe(there)));
   }
   return true;
 }

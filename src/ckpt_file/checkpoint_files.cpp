@@ -3,12 +3,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <ctime>
 
 #include "ckpt_file/checkpoint_error.h"
@@ -16,6 +14,7 @@
 #include "ckpt_file/shard_table.h"
 #include "support/in_child.h"
 #include "support/no_follow.h"
+#include "support/writer_pid.h"
 
 namespace hpctrain::ckpt_file {
 namespace {
@@ -50,21 +49,6 @@ std::optional<std::int64_t> shards_step(const std::string& name) {
 bool is_link(const std::filesystem::directory_entry& entry) {
   std::error_code ec;
   return entry.is_symlink(ec) || ec;
-}
-
-// A lstat-regular file: not a link, a directory, a FIFO or a device.
-bool plain_file(const std::filesystem::path& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// Whether process `pid` may still be writing: it runs on this host and is not
-// this process.
-bool still_running(const std::string& pid_text) {
-  if (pid_text.size() > 9) return false;  // no pid this long: not one of ours
-  const auto pid = static_cast<pid_t>(std::stol(pid_text));
-  if (pid == getpid() || pid <= 0) return false;
-  return ::kill(pid, 0) == 0 || errno != ESRCH;
 }
 
 std::string utc_stamp() {
@@ -151,7 +135,7 @@ std::filesystem::path find_checkpoint(const std::filesystem::path& run_dir_or_fi
 }
 
 bool written_by_hpctrain(const std::filesystem::path& path, std::int64_t step) {
-  if (!plain_file(path)) return false;
+  if (support::file_kind_at(path) != support::FileKind::kRegular) return false;
   try {
     const support::ChildResult child =
         support::run_in_child([&] { return Hdf5Reader(path).int_attribute("step") == step ? "yes" : "no"; });
@@ -219,8 +203,10 @@ std::vector<std::filesystem::path> remove_temporaries(const std::filesystem::pat
     }
     const auto mark = name.find(".h5.tmp-");
     if (mark == std::string::npos || !checkpoint_step(name.substr(0, mark + 3))) continue;
-    const std::string pid = name.substr(mark + 8);
-    if (all_digits(pid) && !still_running(pid) && !is_link(*it) && plain_file(it->path()) &&
+    // A temporary of this process's own pid is stale: a run calls this before it writes anything.
+    const auto pid = support::pid_in_name(name.substr(mark + 8));
+    const bool writing = pid && *pid != getpid() && support::runs_on_this_host(*pid);
+    if (pid && !writing && !is_link(*it) && support::file_kind_at(it->path()) == support::FileKind::kRegular &&
         std::filesystem::remove(it->path(), ec)) {
       removed.push_back(it->path());
     }

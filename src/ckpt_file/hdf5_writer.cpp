@@ -105,14 +105,14 @@ Hdf5Writer::Hdf5Writer(const std::filesystem::path& path) : name_(path.string())
   // (H5Fcreate would only say "HDF5 error"), and H5F_ACC_EXCL (O_CREAT |
   // O_EXCL) then refuses anything that appears meanwhile, a link included,
   // instead of truncating it.
-  if (const std::string there = support::what_is_at(path); there != "nothing") {
+  if (const auto there = support::file_kind_at(path); there != support::FileKind::kNothing) {
     throw CheckpointError(
         fmt::format("{}: cannot create it: {} stands there (hpctrain creates a new file and never "
                     "writes through a link)",
-                    name_, there));
+                    name_, support::describe(there)));
   }
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, access.get());
-  if (file < 0 && support::what_is_at(path) == "a regular file") {
+  if (file < 0 && support::file_kind_at(path) == support::FileKind::kRegular) {
     // libhdf5 created the file and then failed (file locking on a file system
     // without it, for one): the file is ours, and empty.
     std::error_code ec;

@@ -2,10 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <signal.h>
 #include <unistd.h>
-
-#include <cerrno>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +20,7 @@
 #include "support/bounded_file.h"
 #include "support/progress.h"
 #include "support/sha256.h"
+#include "support/writer_pid.h"
 
 namespace hpctrain::data {
 namespace fs = std::filesystem;
@@ -31,6 +29,11 @@ namespace {
 constexpr std::uint64_t kMaxShardTokens = std::uint64_t{1} << 28;
 constexpr std::size_t kMetricWords = 200000;
 constexpr std::size_t kMaxMetaJsonBytes = std::size_t{16} << 20;
+
+// DIR/meta.json, bounded and never through a FIFO (support::InputError).
+std::string meta_json_text(const std::filesystem::path& dir) {
+  return support::read_bounded_file(dir / "meta.json", kMaxMetaJsonBytes, "meta.json");
+}
 
 std::string fingerprint_of(const config::DataConfig& d, const std::vector<SourceFile>& files,
                            const std::string& tokenizer_hash) {
@@ -170,8 +173,7 @@ std::string foreign_contents(const fs::path& dir) {
   if (!foreign.empty()) return fmt::format("{}", fmt::join(foreign, ", "));
   if (empty || marked) return "";
   try {
-    const auto meta =
-        nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaJsonBytes, "meta.json"));
+    const auto meta = nlohmann::json::parse(meta_json_text(dir));
     if (meta.at("fingerprint").is_string() && meta.contains("format_version")) return "";
   } catch (const std::exception&) {
   }
@@ -220,12 +222,9 @@ void remove_leftovers(const fs::path& dir) {
     for (const char* tag : {".tmp-", ".old-"}) {
       const std::string prefix = stem + tag;
       if (name.rfind(prefix, 0) != 0 || !entry.is_directory()) continue;
-      const std::string pid_text = name.substr(prefix.size());
-      if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos) {
-        continue;
-      }
-      const auto pid = static_cast<pid_t>(std::stol(pid_text));
-      const bool gone = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH;
+      const auto pid = support::pid_in_name(name.substr(prefix.size()));
+      if (!pid) continue;
+      const bool gone = *pid != getpid() && !support::runs_on_this_host(*pid);
       if (gone && fs::exists(entry.path() / kMarker) && foreign_contents(entry.path()).empty()) {
         remove_data_set(entry.path());
       }
@@ -242,7 +241,7 @@ std::string expected_fingerprint(const config::Experiment& experiment) {
 }
 
 std::string stored_fingerprint(const std::filesystem::path& dir) {
-  const std::string text = support::read_bounded_file(dir / "meta.json", kMaxMetaJsonBytes, "meta.json");
+  const std::string text = meta_json_text(dir);
   const auto meta = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   const auto it = meta.is_object() ? meta.find("fingerprint") : meta.end();
   return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
@@ -260,8 +259,7 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   result.fingerprint = fingerprint_of(d, files, given ? given->hash() : "");
   if (fs::exists(dir / "meta.json")) {
     try {
-      const auto meta =
-          nlohmann::json::parse(support::read_bounded_file(dir / "meta.json", kMaxMetaJsonBytes, "meta.json"));
+      const auto meta = nlohmann::json::parse(meta_json_text(dir));
       if (meta.at("fingerprint") == result.fingerprint) {
         result.reused = true;
         result.tokenizer_hash = meta.at("tokenizer_hash");

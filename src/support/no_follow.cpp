@@ -48,13 +48,6 @@ OwnedFd create_new_file(const std::filesystem::path& path, const std::string& wh
   return OwnedFd(fd);
 }
 
-std::optional<OwnedFd> try_create_new_file(const std::filesystem::path& path, const std::string& what) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd >= 0) return OwnedFd(fd);
-  if (errno == EEXIST) return std::nullopt;
-  throw std::runtime_error(fmt::format("{}: cannot create the {}: {}", path.string(), what, reason(errno)));
-}
-
 OwnedFd open_for_append(const std::filesystem::path& path, const std::string& what) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
   if (fd < 0) {
@@ -88,37 +81,77 @@ void write_all(int fd, const void* data, std::size_t size, const std::string& na
 void make_real_directory(const std::filesystem::path& path, const std::string& what) {
   if (::mkdir(path.c_str(), 0777) == 0) return;
   const int error = errno;
-  struct stat st {};
-  if (error == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
+  if (error == EEXIST && file_kind_at(path) == FileKind::kDirectory) return;
   throw std::runtime_error(fmt::format("{}: cannot make the {} there: {}", path.string(), what,
                                        error == EEXIST ? what_is_at(path) + " stands there" : reason(error)));
 }
 
-std::filesystem::path make_new_directory(const std::filesystem::path& stem, const std::string& what) {
+namespace {
+
+// Calls `make` on `stem`, `stem`-1, `stem`-2, ... until it makes something new
+// there (it returns false where a name is taken, and throws on other errors).
+template <typename Make>
+std::filesystem::path first_free_name(const std::filesystem::path& stem, const std::string& what, Make make) {
   for (int attempt = 0; attempt < 1000; ++attempt) {
     std::filesystem::path path = attempt == 0 ? stem.string() : stem.string() + fmt::format("-{}", attempt);
-    if (::mkdir(path.c_str(), 0777) == 0) return path;
-    if (errno != EEXIST) {
-      throw std::runtime_error(fmt::format("{}: cannot make the {}: {}", path.string(), what, reason(errno)));
-    }
+    if (make(path)) return path;
   }
   throw std::runtime_error(fmt::format("{}: cannot make the {}: 1000 names taken", stem.string(), what));
 }
 
-std::string what_is_at(const std::filesystem::path& path) {
+}  // namespace
+
+std::filesystem::path make_new_directory(const std::filesystem::path& stem, const std::string& what) {
+  return first_free_name(stem, what, [&](const std::filesystem::path& path) {
+    if (::mkdir(path.c_str(), 0777) == 0) return true;
+    if (errno == EEXIST) return false;
+    throw std::runtime_error(fmt::format("{}: cannot make the {}: {}", path.string(), what, reason(errno)));
+  });
+}
+
+std::pair<std::filesystem::path, OwnedFd> create_new_file_like(const std::filesystem::path& stem,
+                                                               const std::string& what) {
+  int fd = -1;
+  std::filesystem::path path = first_free_name(stem, what, [&](const std::filesystem::path& candidate) {
+    fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) return true;
+    if (errno == EEXIST) return false;
+    throw std::runtime_error(fmt::format("{}: cannot create the {}: {}", candidate.string(), what, reason(errno)));
+  });
+  return {std::move(path), OwnedFd(fd)};
+}
+
+FileKind file_kind_at(const std::filesystem::path& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return "nothing";
+  if (::lstat(path.c_str(), &st) != 0) return FileKind::kNothing;
   switch (st.st_mode & S_IFMT) {
-    case S_IFREG: return "a regular file";
-    case S_IFDIR: return "a directory";
-    case S_IFLNK: return "a symbolic link";
-    case S_IFIFO: return "a FIFO";
-    case S_IFSOCK: return "a socket";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    default: return "something";
+    case S_IFREG: return FileKind::kRegular;
+    case S_IFDIR: return FileKind::kDirectory;
+    case S_IFLNK: return FileKind::kLink;
+    case S_IFIFO: return FileKind::kFifo;
+    case S_IFSOCK: return FileKind::kSocket;
+    case S_IFCHR: return FileKind::kCharDevice;
+    case S_IFBLK: return FileKind::kBlockDevice;
+    default: return FileKind::kOther;
   }
 }
+
+std::string describe(FileKind kind) {
+  switch (kind) {
+    case FileKind::kNothing: return "nothing";
+    case FileKind::kRegular: return "a regular file";
+    case FileKind::kDirectory: return "a directory";
+    case FileKind::kLink: return "a symbolic link";
+    case FileKind::kFifo: return "a FIFO";
+    case FileKind::kSocket: return "a socket";
+    case FileKind::kCharDevice: return "a character device";
+    case FileKind::kBlockDevice: return "a block device";
+    case FileKind::kOther: return "something";
+  }
+  return "something";
+}
+
+std::string what_is_at(const std::filesystem::path& path) { return describe(file_kind_at(path)); }
 
 bool rename_unless_taken(const std::filesystem::path& from, const std::filesystem::path& to) {
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
@@ -127,8 +160,7 @@ bool rename_unless_taken(const std::filesystem::path& from, const std::filesyste
   if (error != EINVAL && error != ENOSYS && error != ENOTSUP) {
     throw std::runtime_error(fmt::format("{}: cannot rename it to {}: {}", from.string(), to.string(), reason(error)));
   }
-  struct stat st {};
-  if (::lstat(to.c_str(), &st) == 0) return false;
+  if (file_kind_at(to) != FileKind::kNothing) return false;
   if (::rename(from.c_str(), to.c_str()) != 0) {
     throw std::runtime_error(fmt::format("{}: cannot rename it to {}: {}", from.string(), to.string(), reason(errno)));
   }

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <filesystem>
-#include <optional>
 #include <string>
+#include <utility>
 
 namespace hpctrain::support {
 
@@ -39,9 +39,10 @@ class OwnedFd {
 // writing; throws "PATH: cannot create it: REASON" naming `what`.
 OwnedFd create_new_file(const std::filesystem::path& path, const std::string& what);
 
-// The same, but nothing when something stands at `path` already (to try
-// another name); other failures throw.
-std::optional<OwnedFd> try_create_new_file(const std::filesystem::path& path, const std::string& what);
+// A new file `stem`, or `stem`-1, `stem`-2, ... where something stands:
+// never one that was there before. Returns its path and descriptor.
+std::pair<std::filesystem::path, OwnedFd> create_new_file_like(const std::filesystem::path& stem,
+                                                               const std::string& what);
 
 // Opens `path` for appending, creating it if absent: a regular file, never
 // through a link (O_NOFOLLOW) and never a FIFO or device (checked on the
@@ -58,8 +59,12 @@ void make_real_directory(const std::filesystem::path& path, const std::string& w
 // never one that was there before. Returns its path.
 std::filesystem::path make_new_directory(const std::filesystem::path& stem, const std::string& what);
 
-// What stands at `path` without following a link: "nothing", "a regular
-// file", "a directory", "a symbolic link", "a FIFO", ...
+// What stands at `path`, seen without following a link.
+enum class FileKind { kNothing, kRegular, kDirectory, kLink, kFifo, kSocket, kCharDevice, kBlockDevice, kOther };
+FileKind file_kind_at(const std::filesystem::path& path);
+// The same in words, for messages: "nothing", "a regular file", "a
+// directory", "a symbolic link", "a FIFO", ...
+std::string describe(FileKind kind);
 std::string what_is_at(const std::filesystem::path& path);
 
 // Renames `from` to `to` unless something exists at `to`; returns false then.

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -75,17 +74,12 @@ std::size_t RunLog::resume_at(std::int64_t step) {
   if (dropped > 0) {
     // A new temporary beside it, never one that stood there (a link planted
     // as metrics.jsonl.tmp would have made this write truncate its target).
-    std::optional<support::OwnedFd> out;
-    std::filesystem::path tmp;
-    for (int attempt = 0; !out; ++attempt) {
-      tmp = metrics_path_.string() + fmt::format(".tmp-{}-{}", getpid(), attempt);
-      out = support::try_create_new_file(tmp, "temporary metrics file");
-      if (!out && attempt == 100) throw std::runtime_error(fmt::format("{}: cannot make a temporary", tmp.string()));
-    }
+    auto [tmp, out] = support::create_new_file_like(metrics_path_.string() + fmt::format(".tmp-{}", getpid()),
+                                                    "temporary metrics file");
     std::string text;
     for (const auto& line : kept) text += line + '\n';
-    support::write_all(out->get(), text.data(), text.size(), tmp.string());
-    out->close(tmp.string());
+    support::write_all(out.get(), text.data(), text.size(), tmp.string());
+    out.close(tmp.string());
     std::filesystem::rename(tmp, metrics_path_);  // replaces the name itself, a link there included
   }
   metrics_.emplace(support::open_for_append(metrics_path_, "metrics file"));

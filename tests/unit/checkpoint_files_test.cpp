@@ -13,6 +13,7 @@
 #include "ckpt_file/hdf5_file.h"
 #include "ckpt_file/shard_table.h"
 #include "ckpt_file/verify.h"
+#include "scratch_dir_test.h"
 
 #include <algorithm>
 #include <array>
@@ -21,14 +22,8 @@
 namespace hpctrain::ckpt_file {
 namespace {
 
-class CheckpointFilesTest : public ::testing::Test {
+class CheckpointFilesTest : public unit::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("ckpt-files-" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   void touch(const std::string& name) { std::ofstream(dir_ / name) << "x"; }
   // A checkpoint as hpctrain writes one (its root attributes, a /model
   // parameter, the manifest): it verifies. `step` is its step attribute,
@@ -49,7 +44,6 @@ class CheckpointFilesTest : public ::testing::Test {
     w.finish();
   }
   [[nodiscard]] bool present(const std::string& name) const { return std::filesystem::exists(dir_ / name); }
-  std::filesystem::path dir_;
 };
 
 // The pid of a process that has ended: no live process has it (until it is

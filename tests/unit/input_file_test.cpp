@@ -13,21 +13,13 @@
 #include <future>
 #include <string>
 
+#include "scratch_dir_test.h"
 #include "support/bounded_file.h"
 
 namespace hpctrain::support {
 namespace {
 
-class InputFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("input-file-" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-};
+using InputFileTest = unit::ScratchDirTest;
 
 // Runs `read` on a thread; a read that blocks fails the test instead of hanging it.
 template <typename Read>

@@ -13,23 +13,21 @@
 #include <stdexcept>
 #include <string>
 
+#include "scratch_dir_test.h"
+
 namespace hpctrain::support {
 namespace {
 
-class NoFollowTest : public ::testing::Test {
+class NoFollowTest : public unit::ScratchDirTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("no-follow-" + std::to_string(getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    ScratchDirTest::SetUp();
     std::ofstream(dir_ / "victim") << "precious";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   [[nodiscard]] std::string victim() const {
     std::ifstream in(dir_ / "victim");
     return {std::istreambuf_iterator<char>(in), {}};
   }
-  std::filesystem::path dir_;
 };
 
 std::string error_of(const std::function<void()>& call) {

@@ -165,7 +165,7 @@ struct ScheduleConfig {
 struct TrainingConfig {
   std::int64_t steps = 1000;
   std::int64_t batch_size = 16;            // global: samples per optimizer step over all ranks
-  std::int64_t micro_batch_size = 8;       // per rank per forward/backward; the rest is accumulation
+  std::int64_t micro_batch_size = 8;       // the most per rank per forward/backward; the rest is accumulation
   Precision precision = Precision::kFp32;  // or bf16 autocast with fp32 master weights
   Device device = Device::kAuto;
   std::int64_t threads = 0;     // per rank; 0: SLURM_CPUS_PER_TASK or cores / local ranks

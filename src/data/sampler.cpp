@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "data/data_error.h"
 
 namespace hpctrain::data {
@@ -38,14 +40,19 @@ std::uint64_t IndexPermutation::operator()(std::uint64_t index) const {
   return x;
 }
 
+RankShare rank_share(std::uint64_t global_batch, int rank, int world) {
+  const auto w = static_cast<std::uint64_t>(world);
+  const auto r = static_cast<std::uint64_t>(rank);
+  const std::uint64_t base = global_batch / w;
+  const std::uint64_t extra = global_batch % w;
+  return {r * base + std::min(r, extra), base + (r < extra ? 1 : 0)};
+}
+
 DistributedSampler::DistributedSampler(std::uint64_t samples, std::uint64_t global_batch, int rank, int world,
                                        std::uint64_t seed)
     : samples_(samples), global_batch_(global_batch), rank_(rank), world_(world), seed_(seed) {
   if (world < 1 || rank < 0 || rank >= world) throw DataError(fmt::format("sampler: rank {} of {}", rank, world));
-  if (global_batch == 0 || global_batch % static_cast<std::uint64_t>(world) != 0) {
-    throw DataError(
-        fmt::format("the global batch of {} samples does not divide evenly over {} ranks", global_batch, world));
-  }
+  if (global_batch == 0) throw DataError("sampler: a global batch of 0 samples");
   if (samples < global_batch) {
     throw DataError(
         fmt::format("the split holds {} samples, fewer than one global batch of {}", samples, global_batch));
@@ -55,10 +62,10 @@ DistributedSampler::DistributedSampler(std::uint64_t samples, std::uint64_t glob
 std::vector<std::uint64_t> DistributedSampler::next() {
   if (state_.step == steps_per_epoch()) state_ = {state_.epoch + 1, 0};
   const IndexPermutation order(samples_, mix64(seed_) ^ mix64(state_.epoch + 1));
-  const std::uint64_t local = global_batch_ / static_cast<std::uint64_t>(world_);
-  const std::uint64_t first = state_.step * global_batch_ + static_cast<std::uint64_t>(rank_) * local;
-  std::vector<std::uint64_t> out(local);
-  for (std::uint64_t i = 0; i < local; ++i) out[i] = order(first + i);
+  const RankShare share = rank_share(global_batch_, rank_, world_);
+  const std::uint64_t first = state_.step * global_batch_ + share.first;
+  std::vector<std::uint64_t> out(share.count);
+  for (std::uint64_t i = 0; i < share.count; ++i) out[i] = order(first + i);
   ++state_.step;
   return out;
 }

@@ -62,7 +62,7 @@ class DdapReducer final : public Reducer {
   // Gradients start undefined, so backward writes them instead of adding to zeros.
   void begin_step() override;
   void micro_step(bool /*last*/) override {}
-  [[nodiscard]] double loss_divisor() const override { return 1; }
+  [[nodiscard]] bool gradients_summed_over_ranks() const override { return false; }
   void end_backward() override {}
   // After optimizer step `step` (1-based). Starts a merge every H steps and at
   // an epoch's end; applies an overlapped merge k steps after it started.

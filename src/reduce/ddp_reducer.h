@@ -70,7 +70,7 @@ class DdpReducer final : public Reducer {
   // The buckets are summed: the average's division by the world size rides
   // in the loss scale, so no pass over the gradients is spent on it (for a
   // power-of-two world the result is bitwise the sum divided afterwards).
-  [[nodiscard]] double loss_divisor() const override { return comm_.size(); }
+  [[nodiscard]] bool gradients_summed_over_ranks() const override { return true; }
   // Reduces what is left and waits for every bucket.
   void end_backward() override;
   // ZeRO-1: clip by the global norm, step this rank's shard, allgather the weights.

@@ -17,7 +17,7 @@ class LocalReducer final : public Reducer {
   [[nodiscard]] std::string backend() const override { return "none"; }
   void begin_step() override;
   void micro_step(bool /*last*/) override {}
-  [[nodiscard]] double loss_divisor() const override { return 1; }
+  [[nodiscard]] bool gradients_summed_over_ranks() const override { return false; }
   void end_backward() override {}
   void after_optimizer_step(std::int64_t /*step*/, bool /*epoch_end*/) override {}
   void finish() override {}

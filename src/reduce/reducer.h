@@ -9,8 +9,11 @@
 //   after_optimizer_step(step, end)    step counted from 1; end: an epoch ended
 //   finish()                           after the last step
 //
-// The loss of each micro-step is divided by loss_divisor() (and by the
-// number of micro-steps) before backward. save() and load() put the model,
+// Before backward, each micro-step's mean loss is scaled so that the
+// gradients become the mean over the samples they stand for: the whole global
+// batch where backward's gradients are summed over the ranks
+// (gradients_summed_over_ranks(): DDP, ZeRO-1), else the rank's own share
+// (DDAP's replicas, one rank). save() and load() put the model,
 // the optimizer's state and the reducer's own state in a checkpoint, since
 // only the reducer knows how the replicas relate (one shared replica for
 // DDP; one per rank and an anchor for DDAP; a shard of the optimizer per rank
@@ -45,7 +48,7 @@ class Reducer {
 
   virtual void begin_step() = 0;
   virtual void micro_step(bool last) = 0;
-  [[nodiscard]] virtual double loss_divisor() const = 0;
+  [[nodiscard]] virtual bool gradients_summed_over_ranks() const = 0;
   virtual void end_backward() = 0;
   // Clips the gradients by their global L2 norm to `max_norm` (0: no clipping)
   // inside AdamW's pass, and steps. Reducers that shard the optimizer step

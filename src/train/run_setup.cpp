@@ -78,18 +78,6 @@ std::string make_gpu_deterministic() {
                      workspace);
 }
 
-BatchGeometry batch_geometry(const config::Experiment& e, int ranks) {
-  const auto global = static_cast<std::uint64_t>(e.training.batch_size);
-  const auto world = static_cast<std::uint64_t>(ranks);
-  const auto micro = static_cast<std::uint64_t>(e.training.micro_batch_size);
-  if (global % world != 0 || (global / world) % micro != 0) {
-    throw std::runtime_error(
-        fmt::format("{}: training.batch_size {} must be a multiple of training.micro_batch_size {} times the {} rank{}",
-                    e.path, global, micro, ranks, ranks == 1 ? "" : "s"));
-  }
-  return {global, static_cast<std::size_t>(micro), static_cast<std::size_t>(global / world / micro)};
-}
-
 void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& log) {
   // The other ranks wait while rank 0 prepares, which takes seconds to
   // minutes: longer than parallel.collective_timeout_s allows a collective (a

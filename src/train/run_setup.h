@@ -1,6 +1,6 @@
 // What every command that runs a model sets up the same way: compute threads
-// (training.threads, else the rank's share of the node), the device, the
-// batch geometry, and the data set (prepared on rank 0 when it is missing).
+// (training.threads, else the rank's share of the node), the device, and
+// the data set (prepared on rank 0 when it is missing).
 #pragma once
 
 #include <cstdint>
@@ -31,15 +31,6 @@ torch::Device choose_device(config::Device requested, comm::World& world);
 // (CUBLAS_WORKSPACE_CONFIG=:4096:8, which cuBLAS reads when it starts; a value
 // the user set is kept). Returns what it did, for the log.
 std::string make_gpu_deterministic();
-
-// global = micro * accumulation * ranks.
-struct BatchGeometry {
-  std::uint64_t global = 0;
-  std::size_t micro = 0;
-  std::size_t accumulation = 0;
-};
-// Throws naming training.batch_size and micro_batch_size when they do not divide.
-BatchGeometry batch_geometry(const config::Experiment& experiment, int ranks);
 
 // Rank 0 prepares the data set when it has no meta.json yet; every rank waits.
 void ensure_prepared(const config::Experiment& experiment, comm::World& world, RunLog& log);

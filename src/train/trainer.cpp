@@ -63,10 +63,8 @@ void Trainer::set_up() {
   const torch::Device device = choose_device(e.training.device, world_);
   if (device.is_cuda()) log_.line(fmt::format("rank {}: {}", rank, make_gpu_deterministic()));
 
-  const BatchGeometry batch = batch_geometry(e, world_.size());
-  micro_ = batch.micro;
-  accumulation_ = batch.accumulation;
-  tokens_per_step_ = static_cast<double>(batch.global * static_cast<std::uint64_t>(e.data.seq_len));
+  batch_ = batch_geometry(e, rank, world_.size());
+  tokens_per_step_ = static_cast<double>(batch_.global * static_cast<std::uint64_t>(e.data.seq_len));
 
   if (!data_) {
     ensure_prepared(e, world_, log_);
@@ -82,8 +80,8 @@ void Trainer::set_up() {
   model_ = model::make_model(e.model, vocab_size_);
   model_->to(device);
   if (!data_) {
-    data_ = std::make_unique<TokenData>(*train_set_, batch.global, rank, world_.size(), e.job.seed, model_->objective(),
-                                        data::make_mlm_masking(e.data, e.job.seed, *tokenizer_));
+    data_ = std::make_unique<TokenData>(*train_set_, batch_.global, rank, world_.size(), e.job.seed,
+                                        model_->objective(), data::make_mlm_masking(e.data, e.job.seed, *tokenizer_));
   }
   optimizer_ = optim::make_optimizer(*model_, e.optimizer);
   reducer_ = reduce::make_reducer(e.parallel, *model_, *optimizer_, world_);
@@ -115,11 +113,11 @@ void Trainer::set_up() {
   const bool bf16_peak = device.is_cuda() && e.training.precision == config::Precision::kBf16;
   peak_ = runtime::measure_matmul_peak(device, bf16_peak ? torch::kBFloat16 : torch::kFloat32);
   log_.line(fmt::format(
-      "model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({} per rank, micro-batch {}, {} "
-      "accumulation step{}), {} precision; {:.2f} GFLOP/s {} matmul peak per rank",
+      "model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({}), {} precision; {:.2f} GFLOP/s {} "
+      "matmul peak per rank",
       config::name_of(e.model.kind), static_cast<double>(model_->parameter_count()) / 1e6, e.training.steps,
-      batch.global, e.data.seq_len, batch.global / static_cast<std::uint64_t>(world_.size()), micro_, accumulation_,
-      accumulation_ == 1 ? "" : "s", config::name_of(e.training.precision), peak_ / 1e9, bf16_peak ? "bf16" : "fp32"));
+      batch_.global, e.data.seq_len, batch_.describe(), config::name_of(e.training.precision), peak_ / 1e9,
+      bf16_peak ? "bf16" : "fp32"));
   window_.start_timing(step_);
   train_start_ = Clock::now();
 }
@@ -232,19 +230,26 @@ StepResult Trainer::train_step() {
   reducer_->begin_step();
   const torch::Device device = model_->parameters().front().device();
   const bool bf16 = e.training.precision == config::Precision::kBf16;
-  // The world's average rides in the reducer's loss divisor (DDP), the
-  // micro-steps' in the accumulation count.
-  const double divisor = static_cast<double>(accumulation_) * reducer_->loss_divisor();
-  for (std::size_t m = 0; m < accumulation_; ++m) {
-    reducer_->micro_step(m + 1 == accumulation_);
-    const Batch batch = data_->micro_batch(m, micro_);
+  // Each micro-batch's mean loss is divided so that the gradients average
+  // the samples they stand for: the global batch where the reducer sums
+  // over the ranks, else this rank's share (batch_geometry.h).
+  const bool summed = reducer_->gradients_summed_over_ranks();
+  std::size_t offset = 0;
+  for (std::size_t m = 0; m < batch_.micro.size(); ++m) {
+    reducer_->micro_step(m + 1 == batch_.micro.size());
+    const Batch batch = data_->micro_batch(offset, batch_.micro[m]);
+    offset += batch_.micro[m];
     torch::Tensor loss;
     {
       const AutocastGuard autocast(bf16, device.is_cuda());
       loss = model_->loss(batch.inputs.to(device), batch.targets.to(device));
     }
-    (loss / divisor).backward();
-    result.loss += loss.item<double>() / static_cast<double>(accumulation_);
+    if (batch_.stands_in()) {
+      (loss * 0.0).backward();  // joins the gradient sum, adding nothing
+      continue;
+    }
+    (loss / batch_.loss_divisor(m, summed)).backward();
+    result.loss += loss.item<double>() / batch_.loss_divisor(m, false);
   }
   reducer_->end_backward();
   result.clip = reducer_->optimizer_step(*optimizer_, e.optimizer.grad_clip);
@@ -261,7 +266,8 @@ bool Trainer::agree_to_stop(const StepResult& result, bool last) {
         fmt::format("rank {}: SIG{} received by the end of step {}", world_.rank(), preemption_->received(), step_));
     signal_noted_ = true;
   }
-  agreement_->post(step_, {result.loss, signalled, preemption_->terminated()});
+  // The ranks' losses are averaged there; weighted, uneven shares give the global batch's mean.
+  agreement_->post(step_, {result.loss * batch_.loss_weight(), signalled, preemption_->terminated()});
   const config::Experiment& e = experiment_;
   const bool stop_asked = e.training.stop_after > 0 && step_ == e.training.stop_after && !last;
   // Agreements settle one step late, except where this step's result is needed now.

@@ -29,6 +29,7 @@
 #include "optim/lr_schedule.h"
 #include "optim/optimizer.h"
 #include "reduce/reducer.h"
+#include "train/batch_geometry.h"
 #include "train/checkpointer.h"
 #include "train/evaluate.h"
 #include "train/evaluator.h"
@@ -132,9 +133,8 @@ class Trainer {
   std::unique_ptr<StepAgreement> agreement_;
   LogWindow window_;
 
-  std::size_t micro_ = 1;         // samples per micro-step
-  std::size_t accumulation_ = 1;  // micro-steps per step
-  double tokens_per_step_ = 0;    // all ranks
+  BatchGeometry batch_;         // this rank's samples and micro-steps
+  double tokens_per_step_ = 0;  // all ranks
   double flops_per_token_ = 0;
   double peak_ = 0;  // matmul FLOP/s per rank (runtime/matmul_peak.h)
   std::int64_t step_ = 0;

@@ -17,10 +17,13 @@ void TokenData::begin_step() {
   // rolls over into the next one when sampling.
   epoch_ = sampler_.state().epoch + (sampler_.state().step == sampler_.steps_per_epoch() ? 1 : 0);
   indices_ = sampler_.next();
+  // A rank without samples this step (fewer samples than ranks) stands in
+  // with one, which the trainer weighs 0 (batch_geometry.h).
+  if (indices_.empty()) indices_ = {0};
 }
 
-Batch TokenData::micro_batch(std::size_t m, std::size_t micro) const {
-  return make_batch(dataset_, indices_, m * micro, micro, objective_, masking_, epoch_);
+Batch TokenData::micro_batch(std::size_t offset, std::size_t count) const {
+  return make_batch(dataset_, indices_, offset, count, objective_, masking_, epoch_);
 }
 
 void TokenData::save(ckpt::Snapshot& snapshot) const {
@@ -36,9 +39,9 @@ void TokenData::load(const ckpt::CheckpointReader& checkpoint) {
 RandomTokens::RandomTokens(std::int64_t vocab_size, std::int64_t seq_len, std::uint64_t seed)
     : vocab_size_(vocab_size), seq_len_(seq_len), generator_(at::detail::createCPUGenerator(seed)) {}
 
-Batch RandomTokens::micro_batch(std::size_t /*m*/, std::size_t micro) const {
+Batch RandomTokens::micro_batch(std::size_t /*offset*/, std::size_t count) const {
   const torch::Tensor sample =
-      torch::randint(vocab_size_, {static_cast<std::int64_t>(micro), seq_len_ + 1}, generator_, torch::kInt64);
+      torch::randint(vocab_size_, {static_cast<std::int64_t>(count), seq_len_ + 1}, generator_, torch::kInt64);
   return {sample.narrow(1, 0, seq_len_).contiguous(), sample.narrow(1, 1, seq_len_).contiguous()};
 }
 

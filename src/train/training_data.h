@@ -26,8 +26,8 @@ class TrainingData {
 
   // Chooses this rank's samples for the next optimizer step.
   virtual void begin_step() = 0;
-  // Micro-batch `m` of the step: `micro` samples.
-  [[nodiscard]] virtual Batch micro_batch(std::size_t m, std::size_t micro) const = 0;
+  // Samples [offset, offset + count) of this rank's share of the step.
+  [[nodiscard]] virtual Batch micro_batch(std::size_t offset, std::size_t count) const = 0;
   // Whether the step just begun was the last of an epoch.
   [[nodiscard]] virtual bool epoch_ended() const = 0;
 
@@ -43,7 +43,7 @@ class TokenData final : public TrainingData {
             model::Objective objective, data::MlmMasking masking);
 
   void begin_step() override;
-  [[nodiscard]] Batch micro_batch(std::size_t m, std::size_t micro) const override;
+  [[nodiscard]] Batch micro_batch(std::size_t offset, std::size_t count) const override;
   [[nodiscard]] bool epoch_ended() const override { return sampler_.state().step == sampler_.steps_per_epoch(); }
   // The sampler's position: attributes epoch and sampler_step.
   void save(ckpt::Snapshot& snapshot) const override;
@@ -63,7 +63,7 @@ class RandomTokens final : public TrainingData {
   RandomTokens(std::int64_t vocab_size, std::int64_t seq_len, std::uint64_t seed);
 
   void begin_step() override {}
-  [[nodiscard]] Batch micro_batch(std::size_t m, std::size_t micro) const override;
+  [[nodiscard]] Batch micro_batch(std::size_t offset, std::size_t count) const override;
   [[nodiscard]] bool epoch_ended() const override { return false; }
   void save(ckpt::Snapshot& /*snapshot*/) const override {}
   void load(const ckpt::CheckpointReader& /*checkpoint*/) override {}

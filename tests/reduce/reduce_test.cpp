@@ -56,7 +56,7 @@ torch::Tensor train_ddp(comm::Communicator& comm, bool overlap, int steps, int m
     for (int m = 0; m < micro_steps; ++m) {
       ddp.micro_step(m + 1 == micro_steps);
       const auto [x, y] = batch(comm.rank(), s * micro_steps + m);
-      (model::language_model_loss(model->forward(x), y) / (micro_steps * ddp.loss_divisor())).backward();
+      (model::language_model_loss(model->forward(x), y) / (micro_steps * comm.size())).backward();
     }
     ddp.end_backward();
     optimizer.step();
@@ -88,7 +88,8 @@ TEST_F(ReducerTest, SnapshotsDoNotChangeWhenTrainingGoesOn) {
         reducer->begin_step();
         reducer->micro_step(true);
         const auto [x, y] = batch(comm.rank(), s);
-        (model::language_model_loss(model->forward(x), y) / reducer->loss_divisor()).backward();
+        (model::language_model_loss(model->forward(x), y) / (reducer->gradients_summed_over_ranks() ? comm.size() : 1))
+            .backward();
         reducer->end_backward();
         reducer->optimizer_step(optimizer, 0.0);
         reducer->after_optimizer_step(s + 1, false);
@@ -218,7 +219,7 @@ TEST_F(ReducerTest, AverageEveryStepUnderSgdEqualsDdp) {
     for (int s = 0; s < 4; ++s) {
       ddp.begin_step();
       const auto [x, y] = batch(comm.rank(), s);
-      (model::language_model_loss(ddp_model->forward(x), y) / ddp.loss_divisor()).backward();
+      (model::language_model_loss(ddp_model->forward(x), y) / comm.size()).backward();
       ddp.end_backward();
       sgd.step();
     }

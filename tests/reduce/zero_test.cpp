@@ -88,7 +88,7 @@ TrainResult train(comm::Communicator& world, int zero, bool bf16, int steps) {
       const auto [x, y] = batch(world.rank(), s);
       const torch::Tensor loss = model::language_model_loss(model->forward(x), y);
       run.losses.push_back(loss.item<double>());
-      (loss / ddp.loss_divisor()).backward();
+      (loss / world.size()).backward();
       ddp.end_backward();
       run.norms.push_back(ddp.optimizer_step(*optimizer, kMaxNorm).norm);
     }

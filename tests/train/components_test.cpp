@@ -11,8 +11,8 @@
 #include "comm/mpi_communicator.h"
 #include "config/experiment.h"
 #include "optim/lr_schedule.h"
+#include "train/batch_geometry.h"
 #include "train/metrics.h"
-#include "train/run_setup.h"
 #include "train/step_agreement.h"
 
 namespace hpctrain::train {
@@ -56,17 +56,37 @@ TEST(Intervals, EveryNStepsAndAlwaysAtTheLast) {
   EXPECT_TRUE(logging.should_log(7, true));
 }
 
-TEST(BatchGeometry, SplitsTheGlobalBatchOrNamesBothKeys) {
+TEST(BatchGeometry, SplitsAnyGlobalBatchOverAnyWorld) {
   config::Experiment e;
   e.training.batch_size = 16;
+  e.training.micro_batch_size = 8;
+  using Sizes = std::vector<std::size_t>;
+  EXPECT_EQ(batch_geometry(e, 0, 1).micro, (Sizes{8, 8}));
+  EXPECT_EQ(batch_geometry(e, 1, 2).micro, (Sizes{8}));
+  EXPECT_EQ(batch_geometry(e, 0, 3).micro, (Sizes{6}));
+  EXPECT_EQ(batch_geometry(e, 2, 3).micro, (Sizes{5}));
+  EXPECT_EQ(batch_geometry(e, 7, 8).micro, (Sizes{2}));
+  EXPECT_EQ(batch_geometry(e, 16, 32).micro, (Sizes{1}));
+  EXPECT_TRUE(batch_geometry(e, 16, 32).stands_in());
+  EXPECT_FALSE(batch_geometry(e, 15, 32).stands_in());
+  e.training.batch_size = 10;
   e.training.micro_batch_size = 4;
-  const BatchGeometry g = batch_geometry(e, 2);
-  EXPECT_EQ(g.global, 16U);
-  EXPECT_EQ(g.micro, 4U);
-  EXPECT_EQ(g.accumulation, 2U);
-  EXPECT_THROW((void)batch_geometry(e, 3), std::runtime_error);
-  e.training.micro_batch_size = 3;
-  EXPECT_THROW((void)batch_geometry(e, 1), std::runtime_error);
+  EXPECT_EQ(batch_geometry(e, 0, 1).micro, (Sizes{4, 3, 3}));  // as few as can be, as equal as can be
+  // Even shapes divide the loss by micro-steps x ranks, as they always did.
+  e.training.batch_size = 16;
+  const BatchGeometry even = batch_geometry(e, 1, 2);
+  EXPECT_EQ(even.micro, (Sizes{4, 4}));
+  EXPECT_EQ(even.loss_divisor(1, true), 4.0);
+  EXPECT_EQ(even.loss_divisor(1, false), 2.0);
+  EXPECT_EQ(even.loss_weight(), 1.0);
+  const BatchGeometry uneven = batch_geometry(e, 0, 3);      // 6 of 16
+  EXPECT_DOUBLE_EQ(uneven.loss_divisor(0, true), 16.0 / 3);  // micro-batches 3 and 3
+  EXPECT_DOUBLE_EQ(uneven.loss_weight(), 6.0 * 3 / 16);
+  // DDAP's replicas need samples of their own.
+  e.parallel.reducer = config::ReducerKind::kDdap;
+  e.training.batch_size = 4;
+  EXPECT_NO_THROW((void)batch_geometry(e, 0, 4));
+  EXPECT_THROW((void)batch_geometry(e, 0, 8), std::runtime_error);
 }
 
 TEST(StepAgreement, SettlesInOrderWithTheMeanLossAnyStopAndAnySigterm) {

@@ -46,10 +46,33 @@ TEST(DistributedSampler, RanksAreDisjointAndAnEpochCoversEverySampleOnce) {
   EXPECT_LT(*distinct.rbegin(), samples);
 }
 
-TEST(DistributedSampler, GlobalOrderIsTheSameAtWorldSizes1To4) {
+TEST(DistributedSampler, GlobalOrderIsTheSameAtWorldSizes1To8) {
   const auto one = global_order(5000, 48, 1, 250);  // 250 steps: across 2+ epochs
   EXPECT_EQ(global_order(5000, 48, 2, 250), one);
   EXPECT_EQ(global_order(5000, 48, 4, 250), one);
+  // 48 over 5 and 7 ranks does not divide: the shares differ by one sample.
+  EXPECT_EQ(global_order(5000, 48, 5, 250), one);
+  EXPECT_EQ(global_order(5000, 48, 7, 250), one);
+  // More ranks than samples: the last ranks take none.
+  EXPECT_EQ(global_order(5000, 6, 8, 50), global_order(5000, 6, 1, 50));
+}
+
+TEST(RankShare, SplitsAnyBatchOverAnyWorldWithSharesOneApart) {
+  for (std::uint64_t batch : {1ULL, 7ULL, 16ULL, 100ULL}) {
+    for (int world : {1, 2, 3, 4, 8, 64}) {
+      std::uint64_t next = 0;
+      for (int r = 0; r < world; ++r) {
+        const RankShare share = rank_share(batch, r, world);
+        EXPECT_EQ(share.first, next) << batch << " over " << world << ", rank " << r;
+        EXPECT_GE(share.count, batch / static_cast<std::uint64_t>(world));
+        EXPECT_LE(share.count, batch / static_cast<std::uint64_t>(world) + 1);
+        next += share.count;
+      }
+      EXPECT_EQ(next, batch) << batch << " over " << world;
+    }
+  }
+  EXPECT_EQ(rank_share(16, 0, 3).count, 6U);
+  EXPECT_EQ(rank_share(16, 2, 3).first, 11U);
 }
 
 TEST(DistributedSampler, EachEpochHasItsOwnOrder) {
@@ -76,8 +99,8 @@ TEST(DistributedSampler, ResumesExactlyMidEpoch) {
 }
 
 TEST(DistributedSampler, RejectsImpossibleShapes) {
-  EXPECT_THROW(DistributedSampler(100, 10, 0, 3, 1), DataError);  // 10 samples over 3 ranks
-  EXPECT_THROW(DistributedSampler(5, 8, 0, 1, 1), DataError);     // less than one batch
+  EXPECT_THROW(DistributedSampler(100, 0, 0, 3, 1), DataError);  // an empty batch
+  EXPECT_THROW(DistributedSampler(5, 8, 0, 1, 1), DataError);    // less than one batch
   DistributedSampler s(100, 10, 0, 1, 1);
   EXPECT_THROW(s.restore({0, 11}), DataError);
 }

@@ -65,14 +65,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string experiment_file;
   std::vector<std::string> overrides;
-  std::string cluster = "local";
+  std::string cluster = "default";  // env/clusters/default.toml: nothing site-specific
   std::string template_name = "sbatch";
   bool check_only = false;
   auto* script =
       app.add_subcommand("script", "Print the experiment's batch script (jobgen EXP.toml is short for this)");
   script->add_option("EXPERIMENT", experiment_file, "experiment TOML file")->required();
   script->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
-  script->add_option("--cluster", cluster, "cluster profile: a name in env/clusters/ or a .toml file");
+  script->add_option(
+      "--cluster", cluster,
+      "cluster profile: a name in env/clusters/ or a .toml file (default: `default`, sbatch's own defaults)");
   script->add_option("--template", template_name, "batch template: a name in templates/ or a .mustache file");
   auto* check_flag = script->add_flag("--check", check_only, "validate only: print nothing but a summary");
   hpctrain::jobgen::Dependencies dependencies;
@@ -108,12 +110,19 @@ int main(int argc, char** argv) {
   std::string logs_dir;
   long logs_index = -1;
   auto* logs = app.add_subcommand("logs", "Print a run's batch output, every job of it in order");
-  logs->add_option("RUN_DIR", logs_dir, "the run directory (job.run_dir)")->required();
+  logs->add_option("RUN", logs_dir, "a run directory, or the experiment TOML whose job.run_dir it is")->required();
+  logs->add_option("--set", overrides, "with an experiment: override a key (repeatable)");
   logs->add_flag("--follow,-f", logs_request.follow, "keep printing across requeues and resubmissions until it ends");
   logs->add_option("--index", logs_index, "the array index, for a sweep")->check(CLI::NonNegativeNumber);
   std::string cancel_dir;
   auto* cancel = app.add_subcommand("cancel", "Cancel a run's queued and running jobs (one squeue, one scancel)");
-  cancel->add_option("RUN_DIR", cancel_dir, "the run directory (job.run_dir)")->required();
+  cancel->add_option("RUN", cancel_dir, "a run directory, or the experiment TOML whose job.run_dir it is")->required();
+  cancel->add_option("--set", overrides, "with an experiment: override a key (repeatable)");
+  // status, logs and cancel take a run directory or the experiment that names one.
+  auto run_dir_of = [&](const std::string& given) -> std::filesystem::path {
+    if (!given.ends_with(".toml")) return given;
+    return hpctrain::jobgen::plan_batch_job(given, overrides, cluster, {}, jobgen_paths(given)).experiment.job.run_dir;
+  };
   if (const auto done = hpctrain::apps::parse(app, args)) return *done;
   return hpctrain::apps::at_the_edge("jobgen", [&] {
     if (*script) {
@@ -139,24 +148,20 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*status) {
-      std::filesystem::path dir = run;
-      if (run.ends_with(".toml")) {
-        dir = hpctrain::jobgen::plan_batch_job(run, overrides, cluster, {}, jobgen_paths(run)).experiment.job.run_dir;
-      }
       std::vector<std::string> warnings;
-      const std::string table = hpctrain::jobgen::status_table(dir, warnings);
+      const std::string table = hpctrain::jobgen::status_table(run_dir_of(run), warnings);
       for (const auto& w : warnings) fmt::print(stderr, "jobgen: warning: {}\n", w);
       std::cout << table;
       return 0;
     }
     if (*logs) {
-      logs_request.run_dir = logs_dir;
+      logs_request.run_dir = run_dir_of(logs_dir);
       if (logs_index >= 0) logs_request.index = logs_index;
       return hpctrain::jobgen::print_logs(logs_request, stdout);
     }
     if (*cancel) {
       std::vector<std::string> warnings;
-      const std::string done = hpctrain::jobgen::cancel_run(cancel_dir, warnings);
+      const std::string done = hpctrain::jobgen::cancel_run(run_dir_of(cancel_dir), warnings);
       for (const auto& w : warnings) fmt::print(stderr, "jobgen: warning: {}\n", w);
       fmt::print("{}\n", done);
       return 0;

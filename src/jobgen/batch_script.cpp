@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "config/config_error.h"
 #include "config/experiment_table.h"
@@ -243,9 +244,22 @@ std::string submit(const BatchJob& job, const std::string& script) {
       throw RenderError(fmt::format("{}: cannot write the script", file));
     }
   }
-  std::filesystem::create_directories(job.request.log_dir.value);  // SLURM opens the log before the script runs
+  // SLURM opens the log before the script runs. The directories made here
+  // for it go again if sbatch refuses the job (while still empty: never
+  // anything jobgen did not create).
+  std::vector<std::filesystem::path> made;
+  for (std::filesystem::path d = job.request.log_dir.value; !d.empty() && !std::filesystem::exists(d);
+       d = d.parent_path()) {
+    made.push_back(d);
+    if (d == d.parent_path()) break;
+  }
+  std::filesystem::create_directories(job.request.log_dir.value);
   const std::string id = first_line_of("sbatch --parsable " + shell_word(file, "script") + " 2>&1");
   if (id.empty() || id.find_first_not_of("0123456789;") != std::string::npos) {
+    for (const auto& d : made) {
+      std::error_code ignored;
+      std::filesystem::remove(d, ignored);  // deepest first; a directory no longer empty stays
+    }
     throw RenderError(fmt::format("sbatch refused the script: {}", id));
   }
   return "submitted batch job " + id.substr(0, id.find(';'));

@@ -172,6 +172,12 @@ std::vector<RunPoint> read_run(const std::filesystem::path& dir) {
     return run;
   }
   if (!std::filesystem::exists(dir / "jobs.jsonl", error)) {
+    if (std::filesystem::exists(dir / "metrics.jsonl", error)) {
+      throw RunDirError(fmt::format(
+          "{}: trained outside SLURM (no jobs.jsonl: no job of it was submitted through jobgen): its log is "
+          "{}/logs/rank-0.log, `jobgen status {}` reads its metrics, and it stops on Ctrl-C or SIGTERM",
+          printable(dir.string()), printable(dir.string()), printable(dir.string())));
+    }
     throw RunDirError(
         fmt::format("{}: not a run directory (no jobs.jsonl or sweep-manifest.json: a job of the run "
                     "writes them when it starts)",

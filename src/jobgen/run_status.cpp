@@ -86,6 +86,7 @@ Progress read_progress(const std::filesystem::path& run_dir) {
     } else if (kind == "eval" || kind == "summary") {
       if (const auto loss = number(record, "eval_loss")) p.eval_loss = loss;
       if (const auto step = count(record, "step"); step && kind == "summary") p.step = *step;
+      if (kind == "summary") p.finished = true;
     }
   }
   return p;
@@ -110,7 +111,44 @@ std::string newest_checkpoint(const std::filesystem::path& run_dir) {
   return newest;
 }
 
+namespace {
+
+std::string step_of_total(const Progress& p) {
+  if (!p.step) return "-";
+  return p.steps_total ? fmt::format("{}/{}", *p.step, *p.steps_total) : std::to_string(*p.step);
+}
+
+// No run record and no sweep manifest, but metrics: `mpiexec hpctrain` ran here.
+bool trained_outside_slurm(const std::filesystem::path& dir) {
+  std::error_code error;
+  return !std::filesystem::exists(dir / "jobs.jsonl", error) &&
+         !std::filesystem::exists(dir / "sweep-manifest.json", error) &&
+         std::filesystem::exists(dir / "metrics.jsonl", error);
+}
+
+std::string local_status_table(const std::filesystem::path& run_dir, std::vector<std::string>& warnings) {
+  Progress p;
+  try {
+    p = read_progress(run_dir);
+  } catch (const support::InputError& e) {
+    warnings.push_back(printable(e.what()));
+  }
+  // Without SLURM nothing says whether an unfinished run still runs.
+  const std::string state = p.finished ? "finished" : "not finished (running, or stopped)";
+  const std::string checkpoint = newest_checkpoint(run_dir);
+  const std::vector<std::vector<std::string>> rows = {
+      {"STATE", "STEP", "LOSS", "EVAL", "TOK/S", "CHECKPOINT"},
+      {state, step_of_total(p), or_dash(p.loss, "{:.4f}"), or_dash(p.eval_loss, "{:.4f}"),
+       or_dash(p.tokens_per_s, "{:.0f}"), checkpoint.empty() ? "-" : checkpoint}};
+  return fmt::format("run {}: trained outside SLURM (no jobs.jsonl); from its metrics.jsonl, log in logs/rank-0.log\n",
+                     printable(run_dir.string())) +
+         render_table(rows);
+}
+
+}  // namespace
+
 std::string status_table(const std::filesystem::path& run_dir, std::vector<std::string>& warnings) {
+  if (trained_outside_slurm(run_dir)) return local_status_table(run_dir, warnings);
   const std::vector<RunPoint> run = read_run(run_dir);
   std::vector<std::string> newest;  // per point: the id SLURM is asked about
   std::vector<std::string> all;
@@ -136,9 +174,7 @@ std::string status_table(const std::filesystem::path& run_dir, std::vector<std::
     const auto it = slurm.state.find(newest[i]);
     // The record's word comes from a file anyone in the project may write.
     const std::string state = printable(it != slurm.state.end() ? it->second : recorded_state(point));
-    const std::string step = !p.step         ? "-"
-                             : p.steps_total ? fmt::format("{}/{}", *p.step, *p.steps_total)
-                                             : std::to_string(*p.step);
+    const std::string step = step_of_total(p);
     const std::string eta = state == "RUNNING" && p.eta_s ? support::format_duration(*p.eta_s) : "-";
     const std::string checkpoint = newest_checkpoint(point.dir);
     rows.push_back({point.index.empty() ? "-" : point.index, newest[i].empty() ? "-" : newest[i], state,

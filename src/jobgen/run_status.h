@@ -2,7 +2,8 @@
 // index): SLURM's state of the run's newest job, restarts, the last step of
 // the total, last training and evaluation loss, tokens/s, the ETA while it
 // runs, and the newest checkpoint. SLURM is asked once for all rows
-// (slurm_states.h); the rest comes from the run directory: the run record
+// (slurm_states.h), never for a run trained outside SLURM; the rest comes from
+// the run directory: the run record
 // (run_record.h), rank 0's metrics.jsonl and RUN_DIR/checkpoints/.
 #pragma once
 
@@ -23,6 +24,7 @@ struct Progress {
   std::optional<double> eval_loss;
   std::optional<double> tokens_per_s;
   std::optional<double> eta_s;
+  bool finished = false;  // the run's summary record was read: training ended
 };
 
 // From the last 1 MiB of RUN_DIR/metrics.jsonl (a long run's file can hold
@@ -34,7 +36,9 @@ Progress read_progress(const std::filesystem::path& run_dir);
 std::string newest_checkpoint(const std::filesystem::path& run_dir);
 
 // The table, with a line naming the run and which SLURM command answered.
-// Lines of the run record that are not records are listed on `warnings`.
+// Lines of the run record that are not records are listed on `warnings`. A
+// run trained outside SLURM (no run record, but hpctrain's metrics.jsonl, as
+// the README's mpiexec command leaves it) gets one row from its own files.
 std::string status_table(const std::filesystem::path& run_dir, std::vector<std::string>& warnings);
 
 }  // namespace hpctrain::jobgen

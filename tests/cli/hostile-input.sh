@@ -233,6 +233,16 @@ compgen -G "$work/*outdir.tmp-*" >/dev/null && fail "ckpt export left a temporar
 TMPDIR=$work/no-such-tmp refused "cannot create a temporary file for sbatch in $work/no-such-tmp \(TMPDIR\)" \
   "$jobgen" "$exp" --set "slurm.log_dir=$work/submitlogs" --submit
 [[ -e $work/submitlogs ]] && fail "--submit created the log directory before failing"
+# An sbatch that refuses the job: the log directories --submit made for it go
+# again, and one that was there before stays.
+mkdir -p "$work/fakebin" "$work/kept"
+printf '#!/bin/sh\necho "sbatch: error: invalid partition specified: nosuch"\nexit 1\n' >"$work/fakebin/sbatch"
+chmod +x "$work/fakebin/sbatch"
+PATH=$work/fakebin:$PATH refused "sbatch refused the script: sbatch: error: invalid partition" \
+  "$jobgen" "$exp" --set "slurm.log_dir=$work/made/logs" --submit
+[[ -e $work/made ]] && fail "--submit left the log directories of a job sbatch refused"
+PATH=$work/fakebin:$PATH refused "sbatch refused the script" "$jobgen" "$exp" --set "slurm.log_dir=$work/kept/logs" --submit
+[[ -d $work/kept && ! -e $work/kept/logs ]] || fail "--submit removed a directory it did not make, or left logs/"
 
 # 11. --set and environment errors name their source.
 refused "^hpctrain: error: --set nosuch.key=1: unknown section \[nosuch\]$" "$hpctrain" prepare "$exp" --set nosuch.key=1

@@ -56,14 +56,14 @@ name=array
 { cat "$here/jobs/quickstart.toml"
   printf '\n[sweep]\nmode = "grid"\n[sweep.parameters]\n"training.steps" = [%s, %s]\n' $short $long
   printf '"logging.interval" = [5, 10]\n'; } >"$name.toml"
-submitted=$("$jobgen" "$name.toml" "${shrink[@]}" --set "job.name=$name" --set "job.run_dir=runs/$name" --submit)
+submitted=$("$jobgen" "$name.toml" --cluster local "${shrink[@]}" --set "job.name=$name" --set "job.run_dir=runs/$name" --submit)
 array=${submitted#submitted batch job }
 [[ $array =~ ^[0-9]+$ ]] || { echo "FAIL: jobgen --submit printed '$submitted'"; exit 1; }
 # A sweep of 8 points whose steps run /bin/true, for jobgen status to count its
 # SLURM calls on: real jobs, real run records, real accounting, no training.
 { cat "$here/jobs/quickstart.toml"
   printf '\n[sweep]\nmode = "grid"\n[sweep.parameters]\n"training.steps" = [1, 2, 3, 4, 5, 6, 7, 8]\n'; } >eight.toml
-submitted=$("$jobgen" eight.toml "${shrink[@]}" --set job.name=eight --set job.run_dir=runs/eight \
+submitted=$("$jobgen" eight.toml --cluster local "${shrink[@]}" --set job.name=eight --set job.run_dir=runs/eight \
   --set slurm.executable=\"/bin/true\" --submit)
 eight=${submitted#submitted batch job }
 

@@ -13,17 +13,17 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 common=(--set slurm.nodes=2 --set slurm.time=00:10:00 --set "slurm.executable=$hpctrain" --set job.name=jg)
 
-"$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=2 >train.sbatch
+"$jobgen" "$experiment" --cluster local "${common[@]}" --set slurm.ntasks_per_node=2 >train.sbatch
 out=$(sbatch --test-only train.sbatch 2>&1) || { echo "$out"; echo "FAIL: sbatch --test-only refused the script"; exit 1; }
 echo "ok: sbatch --test-only accepts the training script: $out"
 
-"$jobgen" "$sweep" "${common[@]}" >array.sbatch
+"$jobgen" "$sweep" --cluster local "${common[@]}" >array.sbatch
 out=$(sbatch --test-only array.sbatch 2>&1) || { echo "$out"; echo "FAIL: sbatch --test-only refused the array"; exit 1; }
 echo "ok: sbatch --test-only accepts the sweep's job array: $out"
 
-"$jobgen" explain "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 | tee explain.out
+"$jobgen" explain "$experiment" --cluster local "${common[@]}" --set slurm.ntasks_per_node=1 | tee explain.out
 grep -q -- '--nodes="2" .*<- --set slurm.nodes=2$' explain.out || { echo "FAIL: explain does not trace --nodes"; exit 1; }
-submitted=$("$jobgen" "$experiment" "${common[@]}" --set slurm.ntasks_per_node=1 --template doctor --submit)
+submitted=$("$jobgen" "$experiment" --cluster local "${common[@]}" --set slurm.ntasks_per_node=1 --template doctor --submit)
 echo "$submitted"
 id=${submitted#submitted batch job }
 [[ $id =~ ^[0-9]+$ ]] || { echo "FAIL: --submit printed '$submitted'"; exit 1; }

@@ -52,7 +52,7 @@ def render(work, fields, extra=()):
     sets = [x for k, v in fields.get("job", {}).items() for x in ("--set", f"job.{k}={v}")]
     with open(exp, "w") as f:
         f.write(text + slurm + env)
-    return subprocess.run([jobgen, exp, *sets, *extra], capture_output=True, text=True, cwd=work)
+    return subprocess.run([jobgen, exp, "--cluster", "local", *sets, *extra], capture_output=True, text=True, cwd=work)
 
 
 def parsed_options(work, fields):

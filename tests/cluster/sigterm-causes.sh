@@ -58,7 +58,7 @@ reference() {  # NAME STEPS: an uninterrupted run under mpiexec, one rank, as a 
 submit() {  # NAME STEPS JOBGEN_OPTIONS... -> job id
   local name=$1 steps=$2 out
   shift 2
-  out=$("$jobgen" "$here/jobs/quickstart.toml" "${shrink[@]}" --set "training.steps=$steps" --set "job.name=$name" \
+  out=$("$jobgen" "$here/jobs/quickstart.toml" --cluster local "${shrink[@]}" --set "training.steps=$steps" --set "job.name=$name" \
     --set "job.run_dir=runs/$name" "$@" --submit) || fail "jobgen --submit of $name"
   [[ ${out#submitted batch job } =~ ^[0-9]+$ ]] || fail "jobgen --submit of $name printed '$out'"
   echo "${out#submitted batch job }"

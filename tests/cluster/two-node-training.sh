@@ -36,7 +36,7 @@ hash_in() { grep -o 'final weights sha256: [0-9a-f]*' "$1" | tail -1 | cut -d' '
 submit() {  # RUN_DIR STEP_OPTIONS... -> the job id, via jobgen --submit
   local run_dir=$1 submitted
   shift
-  submitted=$("$jobgen" "$experiment" "${shrink[@]}" "$@" --set "job.run_dir=$run_dir" --submit)
+  submitted=$("$jobgen" "$experiment" --cluster local "${shrink[@]}" "$@" --set "job.run_dir=$run_dir" --submit)
   echo "${submitted#submitted batch job }"
 }
 wait_for_step() {  # RUN_DIR STEP: until rank 0 has logged that step

@@ -20,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
 for f in bin/hpctrain bin/jobgen lib/hpctrain/libhpctrain_sentencepiece.so share/hpctrain/templates/sbatch.mustache \
-  share/hpctrain/clusters/local.toml share/hpctrain/jobs/quickstart.toml share/doc/hpctrain/README.md \
+  share/hpctrain/clusters/local.toml share/hpctrain/clusters/default.toml share/hpctrain/jobs/quickstart.toml share/doc/hpctrain/README.md \
   share/modulefiles/hpctrain; do
   [[ -e $prefix/$f ]] || fail "cmake --install did not install $f"
 done
@@ -54,8 +54,9 @@ jobgen quickstart.toml >job.sh
 bash -n job.sh || fail "the rendered script is not valid bash"
 grep -Fqx "# Rendered by jobgen ${version#jobgen } from quickstart.toml" job.sh || fail "the script's header: $(grep '^# Rendered' job.sh)"
 grep -Fq -- "-- '$prefix/bin/hpctrain' train" job.sh || fail "the script does not run $prefix/bin/hpctrain"
-grep -Fqx "#   cluster profile: local ($prefix/share/hpctrain/clusters/local.toml)" job.sh ||
+grep -Fqx "#   cluster profile: default ($prefix/share/hpctrain/clusters/default.toml)" job.sh ||
   fail "the profile does not come from $prefix: $(grep 'cluster profile' job.sh)"
+! grep -q -- "--partition" job.sh || fail "with no --cluster the script asks for a partition: $(grep -- --partition job.sh)"
 echo "== hpctrain doctor"
 hpctrain doctor --no-bandwidth | tee doctor.txt
 grep -q "^  launcher   singleton" doctor.txt || fail "hpctrain doctor"

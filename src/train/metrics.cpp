@@ -47,9 +47,15 @@ void RunLog::record(const std::string& kind, std::int64_t step, const Fields& fi
   nlohmann::ordered_json j;
   j["kind"] = kind;
   j["step"] = step;
-  for (const auto& [key, value] : fields) j[key] = value;
+  for (const auto& [key, metric] : fields) {
+    if (metric.whole) {
+      j[key] = *metric.whole;
+    } else {
+      j[key] = metric.value;
+    }
+  }
   append_line(metrics_, j.dump());
-  for (const auto& [key, value] : fields) tensorboard_->scalar(fmt::format("{}/{}", kind, key), step, value);
+  for (const auto& [key, metric] : fields) tensorboard_->scalar(fmt::format("{}/{}", kind, key), step, metric.value);
   tensorboard_->flush();
 }
 

@@ -20,7 +20,20 @@ namespace hpctrain::train {
 
 class TensorBoardWriter;
 
-using Fields = std::vector<std::pair<std::string, double>>;
+// A field of a metric record: a measurement, written as a JSON number with
+// round-trip precision, or a count (steps, tokens, sequences), written as a
+// JSON integer.
+struct Metric {
+  Metric(double measured) : value(measured) {}  // NOLINT(google-explicit-constructor): {"loss", 3.2}
+  static Metric count(std::int64_t n) {
+    Metric m(static_cast<double>(n));
+    m.whole = n;
+    return m;
+  }
+  double value;
+  std::optional<std::int64_t> whole;  // set for a count
+};
+using Fields = std::vector<std::pair<std::string, Metric>>;
 
 class RunLog {
  public:

@@ -294,7 +294,7 @@ void Trainer::log_window(const StepResult& result) {
                {"grad_norm", result.clip.norm},
                {"tokens_per_s", tokens_per_s},
                {"mfu", mfu},
-               {"steps_total", static_cast<double>(e.training.steps)},  // for `jobgen status`: step N of total
+               {"steps_total", Metric::count(e.training.steps)},  // for `jobgen status`: step N of total
                {"eta_s", eta}});
   log_.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", step_,
                             e.training.steps, window_.mean_loss(), result.lr, tokens_per_s, 100 * mfu,
@@ -319,9 +319,9 @@ Evaluation Trainer::evaluate(bool last) {
   auto report = [&](const std::string& kind, const EvalResult& r, const EvalResult* ema) {
     Fields fields = {{"eval_loss", r.loss},
                      {"eval_perplexity", r.perplexity},
-                     {"eval_tokens", static_cast<double>(r.tokens)},
-                     {"eval_sequences", static_cast<double>(r.sequences)},
-                     {"eval_full", r.full() ? 1.0 : 0.0},
+                     {"eval_tokens", Metric::count(r.tokens)},
+                     {"eval_sequences", Metric::count(r.sequences)},
+                     {"eval_full", Metric::count(r.full() ? 1 : 0)},
                      {"train_s", train_s}};
     std::string extra;
     if (masked) {
@@ -354,8 +354,8 @@ void Trainer::report_test() {
     log_.record("test", step_,
                 {{"test_loss", test_eval_->loss},
                  {"test_perplexity", test_eval_->perplexity},
-                 {"test_tokens", static_cast<double>(test_eval_->tokens)},
-                 {"test_sequences", static_cast<double>(test_eval_->sequences)}});
+                 {"test_tokens", Metric::count(test_eval_->tokens)},
+                 {"test_sequences", Metric::count(test_eval_->sequences)}});
   }
   const double seconds = seconds_since(start);
   eval_seconds_ += seconds;
@@ -469,16 +469,16 @@ TrainSummary Trainer::finish(bool stopped) {
   }
   if (summary.final_eval) {
     const EvalResult& v = *summary.final_eval;
-    fields.insert(
-        fields.begin(),
-        {{"eval_loss", v.loss}, {"eval_tokens", static_cast<double>(v.tokens)}, {"eval_full", v.full() ? 1.0 : 0.0}});
+    fields.insert(fields.begin(), {{"eval_loss", v.loss},
+                                   {"eval_tokens", Metric::count(v.tokens)},
+                                   {"eval_full", Metric::count(v.full() ? 1 : 0)}});
     log_.line(fmt::format(
         "validation loss {:.4f} nats (perplexity {:.2f}) over {}; the data's unigram entropy is {:.4f} nats", v.loss,
         v.perplexity, v.coverage(), train_set_ ? train_set_->unigram_entropy() : 0.0));
   }
   if (test_eval_) {
     fields.emplace_back("test_loss", test_eval_->loss);
-    fields.emplace_back("test_tokens", static_cast<double>(test_eval_->tokens));
+    fields.emplace_back("test_tokens", Metric::count(test_eval_->tokens));
   }
   log_.record("summary", step_, fields);
   log_.line(fmt::format("final weights sha256: {}", summary.weights_sha256));

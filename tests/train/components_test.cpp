@@ -128,5 +128,18 @@ TEST(RunLog, ResumeDropsTheRecordsOfStepsThatRunAgain) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(RunLog, CountsAreWrittenAsIntegersAndMeasurementsAsNumbers) {
+  const auto dir = std::filesystem::temp_directory_path() / ("runlog-counts-" + std::to_string(getpid()));
+  {
+    RunLog log(dir, 0);
+    log.record("eval", 340, {{"eval_loss", 4.0}, {"eval_tokens", Metric::count(65536)}});
+  }
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, R"({"kind":"eval","step":340,"eval_loss":4.0,"eval_tokens":65536})");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hpctrain::train

@@ -20,6 +20,7 @@
 #include "cli/train_command.h"
 #include "comm/nccl_backend.h"
 #include "data/sentencepiece_engine.h"
+#include "runtime/libtorch_build.h"
 #include "support/build_info.h"
 
 int main(int argc, char** argv) {
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
   CLI::App app{"hpctrain: data-parallel language-model training for SLURM clusters"};
   hpctrain::apps::one_line_failures(app, "hpctrain");
   app.set_version_flag("--version", [] {
-    return hpctrain::support::version_line("hpctrain") +
+    return hpctrain::support::version_line("hpctrain") + "\nLibTorch: " + hpctrain::runtime::describe_libtorch() +
            "\nSentencePiece plugin: " + hpctrain::data::sentencepiece_plugin_path() +
            "\nNCCL backend: " + hpctrain::comm::nccl_backend_summary();
   });

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "cluster/gpu_placement.h"
+#include "cluster/nvidia_devices.h"
 #include "comm/consensus.h"
 #include "comm/mpi_communicator.h"
 #include "data/data_error.h"
 #include "data/prepare.h"
+#include "runtime/libtorch_build.h"
 #include "support/text.h"
 
 namespace hpctrain::train {
@@ -64,6 +66,24 @@ torch::Device choose_device(config::Device requested, comm::World& world) {
         on_cpu.size() == 1 ? "" : "s", comm::rank_ranges(on_cpu)));
   }
   return device;
+}
+
+std::string idle_gpus_warning(config::Device requested, const torch::Device& chosen, const std::filesystem::path& dev) {
+  if (requested != config::Device::kAuto || chosen.is_cuda()) return {};
+  const std::vector<std::string> gpus = cluster::nvidia_device_files(dev);
+  if (gpus.empty()) return {};
+  const runtime::LibTorchBuild torch = runtime::libtorch_build();
+  const std::string why =
+      torch.cuda
+          ? fmt::format("LibTorch {} has CUDA but sees no GPU (the driver, or CUDA_VISIBLE_DEVICES)", torch.version)
+          : fmt::format(
+                "this hpctrain's LibTorch {} is CPU-only; build against a CUDA LibTorch "
+                "(docs/bootstrap.md, \"Building for GPUs\")",
+                torch.version);
+  return fmt::format(
+      "warning: training.device = \"auto\" trains on the CPUs, but this node has {} NVIDIA GPU{} ({}{}): {}. Set "
+      "training.device = \"cpu\" to train on CPUs without this warning, or \"cuda\" to stop instead",
+      gpus.size(), gpus.size() == 1 ? "" : "s", gpus.front(), gpus.size() == 1 ? "" : ", ...", why);
 }
 
 std::string make_gpu_deterministic() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include <torch/types.h>
@@ -24,6 +25,12 @@ runtime::ThreadPlan thread_plan(const config::Experiment& experiment, const clus
 // every rank when any rank has no usable GPU for cuda, or when auto finds GPUs
 // on some ranks only.
 torch::Device choose_device(config::Device requested, comm::World& world);
+
+// What to say when training.device = "auto" chose the CPU on a node whose
+// driver shows NVIDIA GPUs under `dev` (cluster/nvidia_devices.h): they would
+// sit idle, because this LibTorch is CPU-only or sees no GPU. Empty otherwise.
+std::string idle_gpus_warning(config::Device requested, const torch::Device& chosen,
+                              const std::filesystem::path& dev = "/dev");
 
 // Bitwise reruns on a GPU, set before the first kernel: LibTorch's
 // deterministic algorithms (an op that has none then throws instead of running

@@ -62,6 +62,10 @@ void Trainer::set_up() {
   log_.line(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env_)));
   const torch::Device device = choose_device(e.training.device, world_);
   if (device.is_cuda()) log_.line(fmt::format("rank {}: {}", rank, make_gpu_deterministic()));
+  if (const std::string idle = idle_gpus_warning(e.training.device, device);
+      !idle.empty() && world_.local_rank() == 0) {
+    log_.line(fmt::format("rank {}: {}", rank, idle));
+  }
 
   batch_ = batch_geometry(e, rank, world_.size());
   tokens_per_step_ = static_cast<double>(batch_.global * static_cast<std::uint64_t>(e.data.seq_len));

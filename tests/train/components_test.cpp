@@ -11,8 +11,10 @@
 #include "comm/mpi_communicator.h"
 #include "config/experiment.h"
 #include "optim/lr_schedule.h"
+#include "runtime/libtorch_build.h"
 #include "train/batch_geometry.h"
 #include "train/metrics.h"
+#include "train/run_setup.h"
 #include "train/step_agreement.h"
 
 namespace hpctrain::train {
@@ -87,6 +89,23 @@ TEST(BatchGeometry, SplitsAnyGlobalBatchOverAnyWorld) {
   e.training.batch_size = 4;
   EXPECT_NO_THROW((void)batch_geometry(e, 0, 4));
   EXPECT_THROW((void)batch_geometry(e, 0, 8), std::runtime_error);
+}
+
+TEST(IdleGpusWarning, SpeaksWhenAutoChoseTheCpusOnANodeWithGpus) {
+  const auto dev = std::filesystem::temp_directory_path() / ("fake-dev-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dev);
+  for (const char* control : {"nvidiactl", "nvidia-uvm", "nvidia-modeset", "null"})
+    std::ofstream(dev / control).flush();
+  EXPECT_EQ(idle_gpus_warning(config::Device::kAuto, torch::kCPU, dev), "") << "control files are no GPUs";
+  std::ofstream(dev / "nvidia0").flush();
+  std::ofstream(dev / "nvidia1").flush();
+  const std::string said = idle_gpus_warning(config::Device::kAuto, torch::kCPU, dev);
+  EXPECT_NE(said.find("this node has 2 NVIDIA GPUs (" + (dev / "nvidia0").string() + ", ...)"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find(runtime::libtorch_build().cuda ? "sees no GPU" : "is CPU-only"), std::string::npos) << said;
+  EXPECT_EQ(idle_gpus_warning(config::Device::kCpu, torch::kCPU, dev), "") << "the CPU was asked for";
+  EXPECT_EQ(idle_gpus_warning(config::Device::kAuto, torch::Device(torch::kCUDA, 0), dev), "");
+  std::filesystem::remove_all(dev);
 }
 
 TEST(StepAgreement, SettlesInOrderWithTheMeanLossAnyStopAndAnySigterm) {

@@ -94,7 +94,7 @@ memory_part() {
       peak_min=$(field 'min [0-9]+ MiB \(rank' "$log")
       ((ranks == 1)) && peak_min=-
       write_s=$(field 'written: [0-9.]+ MB in [0-9.]+ s' "$log" 2)
-      blocked=$(field 'training blocked [0-9.]+ ms' "$log")
+      blocked=$(field 'training blocked [0-9.]+ ms' "${log%.log}/logs/rank-0.log")  # a detail: the rank's log file
       printf '%-6s %-7s %14s %16s %16s %12s %10s\n' "$ranks" "$reducer" "$adam" "$peak_max" "$peak_min" "$write_s" \
         "$blocked" | tee -a "$out"
       rows+=("$ranks $reducer $adam $peak_max ${peak_min/-/$peak_max}")

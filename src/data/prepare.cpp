@@ -414,6 +414,15 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   return result;
 }
 
+std::string summary_line(const PrepareResult& r) {
+  const PrepareStats& s = r.stats;
+  return fmt::format(
+      "data set {} {}: {} documents, {} tokens (train {}, validation {}{}), {:.3f} characters per token; `hpctrain "
+      "prepare` prints all its statistics",
+      r.dir.string(), r.reused ? "reused" : "prepared", s.documents, s.tokens, s.train_tokens, s.validation_tokens,
+      s.test_tokens > 0 ? fmt::format(", test {}", s.test_tokens) : "", s.characters_per_token);
+}
+
 void print_stats(const PrepareResult& r, std::FILE* out) {
   const PrepareStats& s = r.stats;
   (void)std::fprintf(

@@ -57,5 +57,7 @@ std::string stored_fingerprint(const std::filesystem::path& dir);
 
 // Prints the statistics table.
 void print_stats(const PrepareResult& result, std::FILE* out);
+// One line of them, for a training log: documents, tokens per split, characters per token.
+std::string summary_line(const PrepareResult& result);
 
 }  // namespace hpctrain::data

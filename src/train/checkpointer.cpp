@@ -163,9 +163,9 @@ void Checkpointer::write(std::int64_t step, const std::function<ckpt::Snapshot()
   }
   const std::size_t bytes = snapshot.bytes();
   if (writer) writer_.write(ckpt::checkpoint_path(run_dir_, step), std::move(snapshot), kept_best());
-  log_.line(fmt::format("checkpoint at step {}: {:.1f} MB snapshot; training blocked {:.1f} ms", step,
-                        static_cast<double>(bytes) / 1e6,
-                        1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
+  log_.detail(fmt::format("checkpoint at step {}: {:.1f} MB snapshot; training blocked {:.1f} ms", step,
+                          static_cast<double>(bytes) / 1e6,
+                          1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   if (wait && writer) {
     if (auto written = writer_.wait()) report(*written);
   }

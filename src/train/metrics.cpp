@@ -100,6 +100,8 @@ void RunLog::line(const std::string& text) {
   }
 }
 
+void RunLog::detail(const std::string& text) { append_line(log_, text); }
+
 void RunLog::progress(const std::string& text) {
   append_line(log_, text);
   if (rank_ != 0) return;

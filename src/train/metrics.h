@@ -50,6 +50,9 @@ class RunLog {
   std::size_t resume_at(std::int64_t step);
   // Every rank: a line in its log file; rank 0 also prints it.
   void line(const std::string& text);
+  // Every rank: a line in its log file only (logs/rank-N.log): what a reader
+  // of the run's output does not need, but one looking into it may.
+  void detail(const std::string& text);
   // A progress line: live on a terminal, a plain line otherwise (rank 0).
   void progress(const std::string& text);
 

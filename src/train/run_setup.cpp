@@ -121,7 +121,7 @@ void ensure_prepared(const config::Experiment& e, comm::World& world, RunLog& lo
     if (!std::filesystem::exists(dir / "meta.json")) {
       log.line(
           fmt::format("data set {} not prepared yet: preparing it (hpctrain prepare does this alone)", e.data.dir));
-      data::print_stats(data::prepare(e, stdout), stdout);
+      log.line(support::printable(data::summary_line(data::prepare(e, stdout))));
       return;
     }
     std::string expected;

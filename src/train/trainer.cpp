@@ -59,7 +59,7 @@ void Trainer::set_up() {
   runtime::apply_threads(plan.threads);
   log_.line(
       fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
-  log_.line(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env_)));
+  log_.detail(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env_)));
   const torch::Device device = choose_device(e.training.device, world_);
   if (device.is_cuda()) log_.line(fmt::format("rank {}: {}", rank, make_gpu_deterministic()));
   if (const std::string idle = idle_gpus_warning(e.training.device, device);
@@ -107,9 +107,9 @@ void Trainer::set_up() {
   control_comm_ =
       std::make_unique<comm::MpiCommunicator>(world_.mpi_comm(), world_.collective_timeout(), world_.wait_strategy());
   agreement_ = std::make_unique<StepAgreement>(*control_comm_);
-  log_.line(fmt::format("rank {}: pid {}; SIG{}{} asks for a checkpoint and exit {}", rank, getpid(),
-                        preemption_->name(), preemption_->name() == "TERM" ? "" : " (or SIGTERM)",
-                        config::kRequeueExitCode));
+  log_.detail(fmt::format("rank {}: pid {}; SIG{}{} asks for a checkpoint and exit {}", rank, getpid(),
+                          preemption_->name(), preemption_->name() == "TERM" ? "" : " (or SIGTERM)",
+                          config::kRequeueExitCode));
 
   flops_per_token_ = model_->flops_per_token(e.data.seq_len);
   // On a CPU the fp32 peak whatever the precision (autocast's bf16 matmuls are
@@ -118,7 +118,7 @@ void Trainer::set_up() {
   peak_ = runtime::measure_matmul_peak(device, bf16_peak ? torch::kBFloat16 : torch::kFloat32);
   log_.line(fmt::format(
       "model {}: {:.2f}M parameters; {} steps of {} samples x {} tokens ({}), {} precision; {:.2f} GFLOP/s {} "
-      "matmul peak per rank",
+      "matmul peak per rank, measured now (MFU is against it, not a datasheet's peak)",
       config::name_of(e.model.kind), static_cast<double>(model_->parameter_count()) / 1e6, e.training.steps,
       batch_.global, e.data.seq_len, batch_.describe(), config::name_of(e.training.precision), peak_ / 1e9,
       bf16_peak ? "bf16" : "fp32"));
@@ -476,9 +476,16 @@ TrainSummary Trainer::finish(bool stopped) {
     fields.insert(fields.begin(), {{"eval_loss", v.loss},
                                    {"eval_tokens", Metric::count(v.tokens)},
                                    {"eval_full", Metric::count(v.full() ? 1 : 0)}});
-    log_.line(fmt::format(
-        "validation loss {:.4f} nats (perplexity {:.2f}) over {}; the data's unigram entropy is {:.4f} nats", v.loss,
-        v.perplexity, v.coverage(), train_set_ ? train_set_->unigram_entropy() : 0.0));
+    std::string baseline;
+    if (train_set_) {
+      // The bar any language model must clear: predicting each token by its
+      // frequency alone, ignoring context.
+      const double unigram = train_set_->unigram_entropy();
+      baseline = fmt::format("; predicting tokens by their frequency alone scores {:.4f} nats (perplexity {:.2f})",
+                             unigram, std::exp(unigram));
+    }
+    log_.line(fmt::format("validation loss {:.4f} nats (perplexity {:.2f}) over {}{}", v.loss, v.perplexity,
+                          v.coverage(), baseline));
   }
   if (test_eval_) {
     fields.emplace_back("test_loss", test_eval_->loss);
@@ -486,11 +493,19 @@ TrainSummary Trainer::finish(bool stopped) {
   }
   log_.record("summary", step_, fields);
   log_.line(fmt::format("final weights sha256: {}", summary.weights_sha256));
-  // Last: the number no tuning has seen.
+  // Last but for what to do next: the number no tuning has seen.
   if (test_eval_) {
-    log_.line(fmt::format("test loss {:.4f} nats (perplexity {:.2f}) over {}", test_eval_->loss, test_eval_->perplexity,
-                          test_eval_->coverage()));
+    log_.line(
+        fmt::format("test loss {:.4f} nats (perplexity {:.2f}) over {} (other files than the validation "
+                    "split's: compare runs on one split, never a validation figure with a test one)",
+                    test_eval_->loss, test_eval_->perplexity, test_eval_->coverage()));
   }
+  const std::string run = experiment_.job.run_dir;
+  log_.line(
+      fmt::format("next: `hpctrain generate {}` samples again (--prompt, --temperature, --seed), `hpctrain eval "
+                  "{}` evaluates the checkpoint, `jobgen status {}` sums the run up; docs/training.md explains "
+                  "this output",
+                  run, run, run));
   return summary;
 }
 

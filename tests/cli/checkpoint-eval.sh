@@ -18,12 +18,24 @@ trained=$(grep -o 'eval loss [0-9.]*' "$work/train.out" | tail -1 | cut -d' ' -f
 evaluated=$("$hpctrain" eval "$work/run" | grep -o 'validation loss [0-9.]*' | cut -d' ' -f3)
 [[ $trained == "$evaluated" ]] || { echo "FAIL: training ended at eval loss $trained, hpctrain eval says $evaluated"; exit 1; }
 echo "ok: hpctrain eval reproduces the final validation loss $evaluated"
-last=$(grep -v '^$' "$work/train.out" | tail -1)
-[[ $last =~ ^test\ loss\ ([0-9.]+)\ nats\ \(perplexity\ [0-9.]+\)\ over\ [0-9]+\ tokens,\ all\ [0-9]+\ sequences\ of\ the\ test\ split$ ]] ||
-  { echo "FAIL: the run's last line is not the test split's loss: $last"; exit 1; }
+last=$(grep -v '^$' "$work/train.out" | tail -2 | head -1)
+[[ $last =~ ^test\ loss\ ([0-9.]+)\ nats\ \(perplexity\ [0-9.]+\)\ over\ [0-9]+\ tokens,\ all\ [0-9]+\ sequences\ of\ the\ test\ split\ \(other\ files ]] ||
+  { echo "FAIL: the run's last line but one is not the test split's loss: $last"; exit 1; }
+grep -v '^$' "$work/train.out" | tail -1 | grep -q "^next: .hpctrain generate $work/run. samples again" ||
+  { echo "FAIL: the run does not end saying what to do next: $(tail -1 "$work/train.out")"; exit 1; }
 tested=$("$hpctrain" eval "$work/run" --split test | grep -o 'test loss [0-9.]*' | cut -d' ' -f3)
 [[ ${BASH_REMATCH[1]} == "$tested" ]] || { echo "FAIL: the run's test loss ${BASH_REMATCH[1]}, hpctrain eval says $tested"; exit 1; }
-echo "ok: the run's last line is the test split's loss, $tested, and hpctrain eval --split test reproduces it"
+echo "ok: the run's last line but one (before what to do next) is the test split's loss, $tested, and hpctrain eval --split test reproduces it"
+# The output says what a reader needs; details go to the rank's log file only.
+if grep -E "heap: |asks for a checkpoint|MB snapshot" "$work/train.out"; then
+  echo "FAIL: the run printed the details above"; exit 1
+fi
+for detail in "heap: " "asks for a checkpoint and exit 75" "MB snapshot; training blocked"; do
+  grep -q "$detail" "$work/run/logs/rank-0.log" || { echo "FAIL: logs/rank-0.log lacks '$detail'"; exit 1; }
+done
+grep -Eq "^validation loss .*; predicting tokens by their frequency alone scores [0-9.]+ nats \(perplexity [0-9.]+\)$" \
+  "$work/train.out" || { echo "FAIL: no unigram baseline beside the validation loss"; exit 1; }
+echo "ok: details only in logs/rank-0.log; the unigram baseline beside the validation loss"
 
 a=$("$hpctrain" generate "$work/run" --prompt "def " --tokens 20 --seed 5)
 b=$("$hpctrain" generate "$work/run" --prompt "def " --tokens 20 --seed 5)

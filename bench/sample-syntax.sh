@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# sample-syntax.sh HPCTRAIN RUN_OR_CHECKPOINT [SEEDS] [TEMPERATURE]: does the
+# sample-syntax.sh HPCTRAIN RUN_OR_CHECKPOINT [SEEDS] [TEMPERATURE] [GENERATE
+# OPTIONS...]: does the
 # model write Python? Samples SEEDS continuations (default 20) of the run's
 # eval.prompt at TEMPERATURE (default 0.8), cuts each sample's last line (the
 # sample stops mid-line), and asks Python's own codeop.compile_command, what
@@ -8,10 +9,11 @@
 # invalid. Prints each verdict and the share that passes.
 set -euo pipefail
 hpctrain=$1 run=$2 seeds=${3:-20} temperature=${4:-0.8}
+shift $(($# < 4 ? $# : 4))
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for ((seed = 1; seed <= seeds; ++seed)); do
-  "$hpctrain" generate "$run" --seed "$seed" --temperature "$temperature" >"$work/$seed.txt" 2>"$work/$seed.err" ||
+  "$hpctrain" generate "$run" --seed "$seed" --temperature "$temperature" "$@" >"$work/$seed.txt" 2>"$work/$seed.err" ||
     { cat "$work/$seed.err"; exit 1; }
 done
 /usr/bin/python3 - "$work" "$seeds" <<'PY'

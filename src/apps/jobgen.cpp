@@ -85,6 +85,10 @@ int main(int argc, char** argv) {
   bool submit = false;
   auto* submit_flag =
       script->add_flag("--submit", submit, "create the log directory, submit with sbatch, print the job id");
+  bool prepare_data = false;
+  script->add_flag("--prepare", prepare_data,
+                   "the job that prepares the data set on one node's CPUs instead (template prepare); submit training "
+                   "--after it");
   bool explain_only = false;
   auto* explain_flag =
       script->add_flag("--explain", explain_only, "show which TOML line, profile or override produced each directive");
@@ -128,6 +132,10 @@ int main(int argc, char** argv) {
     if (*script) {
       const auto paths = jobgen_paths(experiment_file);
       auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, dependencies, paths);
+      if (prepare_data) {
+        job = hpctrain::jobgen::preparation_job(std::move(job), dependencies);
+        if (template_name == "sbatch") template_name = "prepare";
+      }
       hpctrain::jobgen::ask_sbatch_about_extra(job.request.site);
       const std::string text = hpctrain::jobgen::render_batch_script(job, template_name, paths);
       if (!manifest_file.empty()) {

@@ -48,6 +48,51 @@ std::string dependency(const std::string& spec) {
   return type + ":" + id;
 }
 
+// The #SBATCH directives of a planned job, from its request, sweep and
+// dependencies. `preemptible`: the training job's signal and requeue handling.
+std::vector<Directive> directives_of(const BatchJob& job, const Dependencies& dependencies, bool preemptible) {
+  const SlurmRequest& r = job.request;
+  std::vector<Directive> d;
+  add(d, "--job-name", r.job_name);
+  add(d, "--partition", r.partition);
+  add(d, "--account", r.account);
+  add(d, "--qos", r.qos);
+  add(d, "--constraint", r.constraint);
+  add(d, "--nodes", r.nodes);
+  add(d, "--ntasks-per-node", r.ntasks_per_node);
+  if (r.cpus_per_task.value != "0") add(d, "--cpus-per-task", r.cpus_per_task);
+  if (r.gpus_per_node.value != "0") add(d, "--gpus-per-node", r.gpus_per_node);
+  add(d, "--mem", r.mem);
+  add(d, "--time", r.time);
+  // B: signals the batch shell (not the steps), whose trap forwards it to the step.
+  if (preemptible && r.signal_lead_s.value != "0") {
+    add(d, "--signal",
+        {fmt::format("B:{}@{}", r.signal.value, r.signal_lead_s.value),
+         r.signal.source + ", " + r.signal_lead_s.source});
+  }
+  for (const auto& o : r.site.sbatch) d.push_back({"--" + o.name, o.value, o.source});
+  if (preemptible) {
+    d.push_back({"--requeue", "", "preemption: the job requeues itself"});
+    d.push_back({"--open-mode", "append", "one log across requeues"});
+  }
+  if (!job.sweep.points.empty()) {
+    const std::string throttle = job.sweep.max_parallel > 0 ? fmt::format("%{}", job.sweep.max_parallel) : "";
+    d.push_back({"--array", fmt::format("0-{}{}", job.sweep.points.size() - 1, throttle),
+                 fmt::format("[sweep] {}: {} runs", config::name_of(job.sweep.mode), job.sweep.points.size())});
+    add(d, "--output", {r.log_dir.value + "/%x-%A_%a.out", r.log_dir.source});
+  } else {
+    add(d, "--output", {r.log_dir.value + "/%x-%j.out", r.log_dir.source});
+  }
+  std::vector<std::string> after;
+  after.reserve(dependencies.after.size() + 1);
+  for (const auto& spec : dependencies.after) after.push_back(dependency(spec));
+  if (dependencies.singleton) after.emplace_back("singleton");
+  if (!after.empty()) {
+    d.push_back({"--dependency", fmt::format("{}", fmt::join(after, ",")), "jobgen --after/--singleton"});
+  }
+  return d;
+}
+
 }  // namespace
 
 BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<std::string>& overrides,
@@ -67,42 +112,7 @@ BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<st
       throw config::ConfigError(fmt::format("sweep index {}: {}", i, e.what()));
     }
   }
-  const SlurmRequest& r = job.request;
-  auto& d = job.directives;
-  add(d, "--job-name", r.job_name);
-  add(d, "--partition", r.partition);
-  add(d, "--account", r.account);
-  add(d, "--qos", r.qos);
-  add(d, "--constraint", r.constraint);
-  add(d, "--nodes", r.nodes);
-  add(d, "--ntasks-per-node", r.ntasks_per_node);
-  if (r.cpus_per_task.value != "0") add(d, "--cpus-per-task", r.cpus_per_task);
-  if (r.gpus_per_node.value != "0") add(d, "--gpus-per-node", r.gpus_per_node);
-  add(d, "--mem", r.mem);
-  add(d, "--time", r.time);
-  // B: signals the batch shell (not the steps), whose trap forwards it to the step.
-  if (r.signal_lead_s.value != "0") {
-    add(d, "--signal",
-        {fmt::format("B:{}@{}", r.signal.value, r.signal_lead_s.value),
-         r.signal.source + ", " + r.signal_lead_s.source});
-  }
-  for (const auto& o : r.site.sbatch) d.push_back({"--" + o.name, o.value, o.source});
-  d.push_back({"--requeue", "", "preemption: the job requeues itself"});
-  d.push_back({"--open-mode", "append", "one log across requeues"});
-  if (!job.sweep.points.empty()) {
-    const std::string throttle = job.sweep.max_parallel > 0 ? fmt::format("%{}", job.sweep.max_parallel) : "";
-    d.push_back({"--array", fmt::format("0-{}{}", job.sweep.points.size() - 1, throttle),
-                 fmt::format("[sweep] {}: {} runs", config::name_of(job.sweep.mode), job.sweep.points.size())});
-    add(d, "--output", {r.log_dir.value + "/%x-%A_%a.out", r.log_dir.source});
-  } else {
-    add(d, "--output", {r.log_dir.value + "/%x-%j.out", r.log_dir.source});
-  }
-  std::vector<std::string> after;
-  after.reserve(dependencies.after.size() + 1);
-  for (const auto& spec : dependencies.after) after.push_back(dependency(spec));
-  if (dependencies.singleton) after.emplace_back("singleton");
-  if (!after.empty())
-    d.push_back({"--dependency", fmt::format("{}", fmt::join(after, ",")), "jobgen --after/--singleton"});
+  job.directives = directives_of(job, dependencies, /*preemptible=*/true);
   // The config as embedded in the script: the resolved TOML, ending in one newline.
   std::string& text = job.experiment.resolved_toml;
   while (!text.empty() && text.back() == '\n') text.pop_back();
@@ -224,6 +234,38 @@ std::string explain(const BatchJob& job) {
     out += fmt::format("  array index {}:{}\n", i, printable(args));
   }
   return out;
+}
+
+BatchJob preparation_job(BatchJob job, const Dependencies& dependencies) {
+  // A sweep that varies [data] has a data set per point: one job cannot
+  // prepare them all, and preparing the first would mislead.
+  for (std::size_t i = 0; i < job.sweep.points.size(); ++i) {
+    for (const auto& [key, value] : job.sweep.points[i].overrides) {
+      if (key.starts_with("data.")) {
+        throw config::ConfigError(fmt::format(
+            "jobgen --prepare: sweep index {} sets {}, so the sweep's runs have data sets of their own; prepare each "
+            "with `jobgen EXP.toml --prepare --set {}={}`",
+            i, key, key, value));
+      }
+    }
+  }
+  job.sweep.points.clear();
+  SlurmRequest& r = job.request;
+  const std::string why = "jobgen --prepare: one task";
+  r.job_name.value += "-prepare";
+  r.job_name.source += ", with -prepare (jobgen --prepare)";
+  r.nodes = {"1", why};
+  r.ntasks_per_node = {"1", why};
+  // Tokenizing runs on every core it has (data.threads = 0): the node's, where the profile states them.
+  if (job.profile.cpus_per_node > 0) {
+    r.cpus_per_task = {std::to_string(job.profile.cpus_per_node),
+                       fmt::format("jobgen --prepare: profile {} cpus_per_node", job.profile.name)};
+  }
+  r.gpus_per_node = {"0", "jobgen --prepare: no GPU"};
+  std::erase_if(r.site.sbatch, [](const SbatchOption& o) { return o.name.starts_with("gpu"); });
+  std::erase_if(r.site.srun, [](const Sourced& word) { return word.value.starts_with("--gpu"); });
+  job.directives = directives_of(job, dependencies, /*preemptible=*/false);
+  return job;
 }
 
 std::string submit(const BatchJob& job, const std::string& script) {

@@ -46,6 +46,13 @@ struct BatchJob {
 BatchJob plan_batch_job(const std::string& experiment_file, const std::vector<std::string>& overrides,
                         const std::string& cluster, const Dependencies& dependencies, const JobgenPaths& paths);
 
+// The job that prepares `job`'s data set on CPUs (jobgen --prepare), so that
+// the training job's GPUs do not wait while its rank 0 tokenizes: one task
+// on one node with the profile's cpus_per_node, no GPUs, no preemption
+// handling (a rerun reuses what was prepared), no array. Throws ConfigError
+// for a sweep whose points set data.* keys.
+BatchJob preparation_job(BatchJob job, const Dependencies& dependencies);
+
 // The template's data: every value encoded for its place in the script.
 nlohmann::json batch_script_data(const BatchJob& job);
 

@@ -8,6 +8,7 @@
 
 #include "config/experiment.h"
 #include "data/data_error.h"
+#include "data/documents.h"
 #include "data/prepare.h"
 #include "data/sources.h"
 #include "data/token_dataset.h"
@@ -176,6 +177,28 @@ TEST_F(DataPipelineTest, BadInputIsSkippedAndCountedOrNamedWithItsLine) {
   fs::remove(root_ / "corpus/docs.jsonl");
   const std::string utf8 = error_of({"data.glob=latin1.py", "data.on_bad_input=error"});
   EXPECT_NE(utf8.find((root_ / "corpus/latin1.py").string() + ":2: invalid UTF-8"), std::string::npos) << utf8;
+}
+
+// Lines as a Hugging Face dataset's to_json writes them (pandas's records,
+// one per line, ASCII-only): every column, "/" escaped, non-ASCII as \u
+// escapes, astral characters as surrogate pairs (docs/data.md).
+TEST_F(DataPipelineTest, AHuggingFaceJsonExportIsReadByItsTextColumn) {
+  file(
+      "hf/train.jsonl",
+      R"({"repo_name":"octo\/demo","path":"src\/caf\u00e9.py","copies":"2","content":"def caf\u00e9():\n    return \"\ud83d\ude00\" + '\\\/'\n","size":"41"})"
+      "\n"
+      R"({"repo_name":"octo\/demo","path":"b.py","copies":"1","content":"x = 1\n","size":"6"})"
+      "\n");
+  config::DataConfig data;
+  data.text_field = "content";
+  DocumentReader reader(data);
+  std::vector<Document> documents;
+  const fs::path path = root_ / "hf/train.jsonl";
+  reader.read({path, InputFormat::kJsonl, fs::file_size(path), 0}, documents);
+  ASSERT_EQ(documents.size(), 2U);
+  EXPECT_EQ(documents[0].text, "def caf\u00e9():\n    return \"\U0001F600\" + '\\/'\n");
+  EXPECT_EQ(documents[1].text, "x = 1\n");
+  EXPECT_TRUE(reader.skipped().empty());
 }
 
 TEST_F(DataPipelineTest, MissingPathsAndEmptyCorporaAreErrors) {

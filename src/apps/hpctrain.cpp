@@ -16,6 +16,7 @@
 #include "cli/doctor_command.h"
 #include "cli/hostnames_command.h"
 #include "cli/inference_commands.h"
+#include "cli/plan_command.h"
 #include "cli/prepare_command.h"
 #include "cli/train_command.h"
 #include "comm/nccl_backend.h"
@@ -74,6 +75,14 @@ int main(int argc, char** argv) {
   auto* train = app.add_subcommand("train", "Train the experiment (hpctrain EXP.toml is short for this)");
   train->add_option("EXPERIMENT", experiment_file, "experiment TOML file")->required();
   train->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
+
+  hpctrain::cli::PlanOptions plan_options;
+  auto* plan = app.add_subcommand(
+      "plan",
+      "Which reducer for this link: measure the step and the model's allreduce on these ranks, weigh DDP and DDAP");
+  plan->add_option("EXPERIMENT", experiment_file, "experiment TOML file")->required();
+  plan->add_option("--set", overrides, "override a key: section.key=value (repeatable)");
+  plan->add_option("--steps", plan_options.steps, "timed steps per measurement")->check(CLI::Range(1, 1000));
 
   std::string target;
   hpctrain::cli::EvalOptions eval_options;
@@ -156,6 +165,8 @@ int main(int argc, char** argv) {
           return hpctrain::cli::run_train(experiment_file, overrides);
         } else if (*prepare) {
           hpctrain::cli::run_prepare(experiment_file, overrides);
+        } else if (*plan) {
+          hpctrain::cli::run_plan(experiment_file, overrides, plan_options);
         } else if (*doctor) {
           doctor_options.collective_timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
           doctor_options.bandwidth = !no_bandwidth;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# plan-reducers.sh MPIEXEC HPCTRAIN EXPERIMENT: `hpctrain plan` on 2 ranks
+# measures a step without communication, DDP's step and an allreduce of the
+# model, states DDP's communication share and DDAP's step for H = 4, 16, 64
+# and the experiment's own H, and ends with a verdict that follows from its
+# own figures (DDAP only where it runs above 1.5x DDP's tokens/s). It writes
+# no run directory.
+set -euo pipefail
+mpiexec=$1 hpctrain=$2 experiment=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$mpiexec" -n 2 "$hpctrain" plan "$experiment" --steps 2 --set model.n_layer=1 --set model.d_model=64 \
+  --set training.batch_size=4 --set parallel.merge_every=8 >out 2>&1 || { cat out; exit 1; }
+cat out
+/usr/bin/python3 - out <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+def number(pattern):
+    m = re.search(pattern, text)
+    assert m, f"no match for {pattern!r}"
+    return float(m.group(1))
+compute = number(r"step without communication \(a DDAP local step\) +([0-9.]+) ms")
+ddp = number(r"DDP step, as the experiment sets it +([0-9.]+) ms")
+share = number(r"communication adds [0-9.]+ ms, ([0-9.]+)% of the step")
+allreduce = number(r"one allreduce of the model \(MPI\) +([0-9.]+) ms")
+assert compute > 0 and ddp > 0 and allreduce > 0 and 0 <= share <= 100, (compute, ddp, share, allreduce)
+rows = re.findall(r"H = (\d+) +([0-9.]+) ms: ([0-9.]+)x DDP's tokens/s", text)
+assert [int(h) for h, _, _ in rows] == [4, 8, 16, 64], rows
+assert "(parallel.merge_every)" in text.splitlines()[[i for i, l in enumerate(text.splitlines()) if "H = 8 " in l][0]]
+best = max(float(x) for _, _, x in rows)
+verdict = "DDAP should win" if best > 1.5 else "Use DDP"
+assert verdict in text, f"best {best}x, expected '{verdict}'"
+print(f"ok: DDP's share {share}%, DDAP at most {best}x DDP's tokens/s, verdict '{verdict}'")
+PY
+[[ -z $(ls) || $(ls) == out ]] || { echo "FAIL: plan left $(ls)"; exit 1; }

@@ -116,12 +116,14 @@ int main(int argc, char** argv) {
   auto* logs = app.add_subcommand("logs", "Print a run's batch output, every job of it in order");
   logs->add_option("RUN", logs_dir, "a run directory, or the experiment TOML whose job.run_dir it is")->required();
   logs->add_option("--set", overrides, "with an experiment: override a key (repeatable)");
+  logs->add_option("--cluster", cluster, "with an experiment: its cluster profile");
   logs->add_flag("--follow,-f", logs_request.follow, "keep printing across requeues and resubmissions until it ends");
   logs->add_option("--index", logs_index, "the array index, for a sweep")->check(CLI::NonNegativeNumber);
   std::string cancel_dir;
   auto* cancel = app.add_subcommand("cancel", "Cancel a run's queued and running jobs (one squeue, one scancel)");
   cancel->add_option("RUN", cancel_dir, "a run directory, or the experiment TOML whose job.run_dir it is")->required();
   cancel->add_option("--set", overrides, "with an experiment: override a key (repeatable)");
+  cancel->add_option("--cluster", cluster, "with an experiment: its cluster profile");
   // status, logs and cancel take a run directory or the experiment that names one.
   auto run_dir_of = [&](const std::string& given) -> std::filesystem::path {
     if (!given.ends_with(".toml")) return given;

@@ -1,11 +1,13 @@
 #include "cli/plan_command.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cli/world_options.h"
@@ -55,21 +57,43 @@ double median_step(const config::Experiment& base, const std::vector<std::string
   return static_cast<double>(*std::max_element(all_ranks.begin(), all_ranks.end())) / 1e9;
 }
 
+// A fresh private directory under TMPDIR (mkdtemp: no name another user
+// could have planted), removed when it goes out of scope, error or not.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "hpctrain-plan-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error(fmt::format("cannot create a scratch directory like {} (TMPDIR)", pattern));
+    }
+    path_ = pattern;
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace
 
 void run_plan(const std::string& experiment_file, const std::vector<std::string>& overrides,
               const PlanOptions& options) {
   const auto env = cluster::Environment::current();
   handles::MpiRuntime mpi;
-  // Each rank's own scratch run directory, removed at the end: the
-  // measurements write nothing the user keeps.
-  const auto scratch = std::filesystem::temp_directory_path() / fmt::format("hpctrain-plan-{}", getpid());
+  // Each rank's own scratch run directory: the measurements write nothing the user keeps.
+  const ScratchDirectory scratch;
   std::vector<std::string> settings = overrides;
   for (const char* s : {"checkpoint.resume=never", "checkpoint.interval=0", "checkpoint.keep_best=false",
                         "eval.interval=0", "eval.sample_tokens=0", "logging.interval=1000000000"}) {
     settings.emplace_back(s);
   }
-  settings.push_back("job.run_dir=" + scratch.string());
+  settings.push_back("job.run_dir=" + scratch.path().string());
   const config::Experiment e = config::load_experiment(experiment_file, settings);
   comm::World world(mpi, env, world_options(e.parallel));
   const bool root = world.rank() == 0;
@@ -86,6 +110,9 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
                         "parallel.merge_every=1000000000"}) {
     local.emplace_back(s);
   }
+  // DDAP wants a sample on every rank; DDP's extra ranks would stand in with
+  // one (train/batch_geometry.h), which is what a rank then computes.
+  if (e.training.batch_size < world.size()) local.push_back(fmt::format("training.batch_size={}", world.size()));
   std::vector<std::string> ddp = settings;
   ddp.emplace_back("parallel.reducer=ddp");
   const double compute = median_step(e, local, world, env, options);
@@ -100,7 +127,6 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
   const auto bytes = static_cast<std::size_t>(parameters) * 4;
   auto buffer = comm::host_bandwidth_buffer(bytes);
   const comm::BandwidthRow merge = comm::measure_allreduce(world.comm(), *buffer, bytes, bytes).front();
-  std::filesystem::remove_all(scratch);
   if (!root) return;
 
   const double exposed = std::max(0.0, ddp_step - compute);

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 #include <unordered_set>
 
 #include "data/data_error.h"
@@ -20,6 +19,7 @@
 #include "support/bounded_file.h"
 #include "support/progress.h"
 #include "support/sha256.h"
+#include "support/usable_cores.h"
 #include "support/writer_pid.h"
 
 namespace hpctrain::data {
@@ -275,8 +275,9 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   // Before any work: a data.dir that holds anything prepare did not make is refused.
   check_replaceable(dir, experiment.path);
   support::Progress progress(log);
-  const int threads =
-      d.threads > 0 ? static_cast<int>(d.threads) : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // data.threads = 0: the cores this process may use (its affinity mask: a
+  // SLURM allocation's, not the node's).
+  const int threads = d.threads > 0 ? static_cast<int>(d.threads) : support::usable_cores();
   PrepareStats& stats = result.stats;
   stats.files = files.size();
 

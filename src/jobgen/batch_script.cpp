@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -256,15 +258,31 @@ BatchJob preparation_job(BatchJob job, const Dependencies& dependencies) {
   r.job_name.source += ", with -prepare (jobgen --prepare)";
   r.nodes = {"1", why};
   r.ntasks_per_node = {"1", why};
-  // Tokenizing runs on every core it has (data.threads = 0): the node's, where the profile states them.
+  // Tokenizing runs on every core the job is given (data.threads = 0): the
+  // node's as the profile states them; else the experiment's
+  // slurm.cpus_per_task; else the whole node (sbatch would give one CPU).
+  bool whole_node = false;
   if (job.profile.cpus_per_node > 0) {
     r.cpus_per_task = {std::to_string(job.profile.cpus_per_node),
                        fmt::format("jobgen --prepare: profile {} cpus_per_node", job.profile.name)};
+  } else if (r.cpus_per_task.value == "0") {
+    whole_node = true;
   }
   r.gpus_per_node = {"0", "jobgen --prepare: no GPU"};
-  std::erase_if(r.site.sbatch, [](const SbatchOption& o) { return o.name.starts_with("gpu"); });
+  // Every way a site asks for GPUs: --gpus*, --gpu-bind, --*-per-gpu, and
+  // --gres or --tres-* naming a gpu.
+  std::erase_if(r.site.sbatch, [](const SbatchOption& o) {
+    return o.name.starts_with("gpu") || o.name.ends_with("-per-gpu") ||
+           ((o.name == "gres" || o.name.starts_with("tres")) && o.value.find("gpu") != std::string::npos);
+  });
   std::erase_if(r.site.srun, [](const Sourced& word) { return word.value.starts_with("--gpu"); });
   job.directives = directives_of(job, dependencies, /*preemptible=*/false);
+  if (whole_node && std::none_of(r.site.sbatch.begin(), r.site.sbatch.end(),
+                                 [](const SbatchOption& o) { return o.name == "exclusive"; })) {
+    job.directives.push_back(
+        {"--exclusive", "",
+         fmt::format("jobgen --prepare: the whole node (profile {} states no cpus_per_node)", job.profile.name)});
+  }
   return job;
 }
 
@@ -296,15 +314,24 @@ std::string submit(const BatchJob& job, const std::string& script) {
     if (d == d.parent_path()) break;
   }
   std::filesystem::create_directories(job.request.log_dir.value);
-  const std::string id = first_line_of("sbatch --parsable " + shell_word(file, "script") + " 2>&1");
-  if (id.empty() || id.find_first_not_of("0123456789;") != std::string::npos) {
+  // sbatch's exit status says whether it queued the job; the id is its last
+  // line (--parsable: ID or ID;CLUSTER), after any warnings it printed first.
+  const CommandResult answer = run_command("sbatch --parsable " + shell_word(file, "script") + " 2>&1");
+  if (answer.status == -1 || !WIFEXITED(answer.status) || WEXITSTATUS(answer.status) != 0) {
     for (const auto& d : made) {
       std::error_code ignored;
       std::filesystem::remove(d, ignored);  // deepest first; a directory no longer empty stays
     }
-    throw RenderError(fmt::format("sbatch refused the script: {}", id));
+    throw RenderError(fmt::format("sbatch refused the script: {}", printable(first_line(answer.output))));
   }
-  return "submitted batch job " + id.substr(0, id.find(';'));
+  std::string last = answer.output;
+  while (!last.empty() && last.back() == '\n') last.pop_back();
+  last = last.substr(last.find_last_of('\n') == std::string::npos ? 0 : last.find_last_of('\n') + 1);
+  if (last.empty() || last.find_first_not_of("0123456789;") != std::string::npos || last[0] == ';') {
+    // Queued (exit 0), so its log directory stays.
+    throw RenderError(fmt::format("sbatch exited 0 but printed no job id last: {}", printable(answer.output)));
+  }
+  return "submitted batch job " + last.substr(0, last.find(';'));
 }
 
 std::string render_batch_script(const BatchJob& job, const std::string& template_name, const JobgenPaths& paths) {

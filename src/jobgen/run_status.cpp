@@ -78,6 +78,7 @@ Progress read_progress(const std::filesystem::path& run_dir) {
     const auto kind_it = record.find("kind");
     const std::string kind = kind_it != record.end() && kind_it->is_string() ? kind_it->get<std::string>() : "";
     if (kind == "train") {
+      p.finished = false;  // a run resumed past its end trains again
       if (const auto step = count(record, "step")) p.step = *step;
       if (const auto total = count(record, "steps_total")) p.steps_total = *total;
       p.loss = number(record, "loss");

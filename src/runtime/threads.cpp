@@ -2,24 +2,14 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <sched.h>
 #include <torch/utils.h>
 
 #include "cluster/parse_int.h"
+#include "support/usable_cores.h"
 
 #include <stdexcept>
 
 namespace hpctrain::runtime {
-namespace {
-
-int usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-
-}  // namespace
 
 ThreadPlan plan_threads(const cluster::Environment& env, int ranks_on_node) {
   if (auto cpus = env.get("SLURM_CPUS_PER_TASK")) {
@@ -29,7 +19,7 @@ ThreadPlan plan_threads(const cluster::Environment& env, int ranks_on_node) {
     }
     return {*n, fmt::format("SLURM_CPUS_PER_TASK={}", *n)};
   }
-  const int cores = usable_cores();
+  const int cores = support::usable_cores();
   const int ranks = std::max(1, ranks_on_node);
   return {std::max(1, cores / ranks),
           fmt::format("{} usable cores / {} rank{} on this node", cores, ranks, ranks == 1 ? "" : "s")};

@@ -243,6 +243,11 @@ PATH=$work/fakebin:$PATH refused "sbatch refused the script: sbatch: error: inva
 [[ -e $work/made ]] && fail "--submit left the log directories of a job sbatch refused"
 PATH=$work/fakebin:$PATH refused "sbatch refused the script" "$jobgen" "$exp" --set "slurm.log_dir=$work/kept/logs" --submit
 [[ -d $work/kept && ! -e $work/kept/logs ]] || fail "--submit removed a directory it did not make, or left logs/"
+# An sbatch that warns first and queues the job (exit 0, the id last): submitted, its log directory kept.
+printf '#!/bin/sh\necho "sbatch: Warning: the partition is busy"\necho 4242\n' >"$work/fakebin/sbatch"
+said=$(PATH=$work/fakebin:$PATH "$jobgen" "$exp" --set "slurm.log_dir=$work/queued/logs" --submit 2>&1) ||
+  fail "an sbatch that warned and queued: $said"
+[[ $said == "submitted batch job 4242" && -d $work/queued/logs ]] || fail "a warning before the id: '$said'"
 
 # 11. --set and environment errors name their source.
 refused "^hpctrain: error: --set nosuch.key=1: unknown section \[nosuch\]$" "$hpctrain" prepare "$exp" --set nosuch.key=1

@@ -3,14 +3,16 @@
 # measures a step without communication, DDP's step and an allreduce of the
 # model, states DDP's communication share and DDAP's step for H = 4, 16, 64
 # and the experiment's own H, and ends with a verdict that follows from its
-# own figures (DDAP only where it runs above 1.5x DDP's tokens/s). It writes
-# no run directory.
+# own figures (DDAP only where it runs above 1.5x DDP's tokens/s). It leaves
+# nothing in the working directory or TMPDIR. Then 4 ranks with a batch of 2:
+# DDP trains that (2 ranks stand in), so plan must measure it too.
 set -euo pipefail
 mpiexec=$1 hpctrain=$2 experiment=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-"$mpiexec" -n 2 "$hpctrain" plan "$experiment" --steps 2 --set model.n_layer=1 --set model.d_model=64 \
+mkdir tmp
+TMPDIR=$work/tmp "$mpiexec" -n 2 "$hpctrain" plan "$experiment" --steps 2 --set model.n_layer=1 --set model.d_model=64 \
   --set training.batch_size=4 --set parallel.merge_every=8 >out 2>&1 || { cat out; exit 1; }
 cat out
 /usr/bin/python3 - out <<'PY'
@@ -33,4 +35,10 @@ verdict = "DDAP should win" if best > 1.5 else "Use DDP"
 assert verdict in text, f"best {best}x, expected '{verdict}'"
 print(f"ok: DDP's share {share}%, DDAP at most {best}x DDP's tokens/s, verdict '{verdict}'")
 PY
-[[ -z $(ls) || $(ls) == out ]] || { echo "FAIL: plan left $(ls)"; exit 1; }
+[[ -z $(ls -A tmp) ]] || { echo "FAIL: plan left $(ls -A tmp) in TMPDIR"; exit 1; }
+[[ $(ls -A) == $'out\ntmp' ]] || { echo "FAIL: plan left $(ls -A) in the working directory"; exit 1; }
+TMPDIR=$work/tmp "$mpiexec" -n 4 "$hpctrain" plan "$experiment" --steps 1 --set model.n_layer=1 --set model.d_model=64 \
+  --set training.batch_size=2 >small 2>&1 || { cat small; echo "FAIL: plan refused 2 samples over 4 ranks"; exit 1; }
+grep -q "^plan: DDAP needs about" small || { cat small; echo "FAIL: no verdict for 2 samples over 4 ranks"; exit 1; }
+[[ -z $(ls -A tmp) ]] || { echo "FAIL: plan left $(ls -A tmp) in TMPDIR"; exit 1; }
+echo "ok: plan measures 2 samples over 4 ranks and leaves nothing behind"

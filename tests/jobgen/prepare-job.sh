@@ -20,6 +20,17 @@ done
 if grep -E -- "--(gpu|signal|requeue|array)" <<<"$directives"; then fail "a GPU, signal, requeue or array directive above"; fi
 grep -q "^srun --mpi='pmi2' -- '/opt/hpctrain/bin/hpctrain' prepare \"\$config\"$" "$work/prepare.sbatch" ||
   fail "srun line: $(grep '^srun' "$work/prepare.sbatch")"
+# No cpus_per_node in the profile (default): the whole node, not sbatch's one CPU;
+# the experiment's own cpus_per_task where it states one. GPUs asked for
+# through [slurm.extra] go too.
+{ cat "$experiment"; printf '\n[slurm.extra]\ngres = "gpu:4"\nmem-per-gpu = "8G"\n'; } >"$work/extra.toml"
+plain=$("$jobgen" "$work/extra.toml" --prepare)
+grep -qx '#SBATCH --exclusive  # jobgen --prepare: the whole node (profile default states no cpus_per_node)' <<<"$plain" ||
+  fail "no --exclusive with the default profile: $(grep '^#SBATCH' <<<"$plain")"
+if grep -E -- "--(gres|mem-per-gpu)" <<<"$plain"; then fail "GPUs asked for through [slurm.extra] above"; fi
+eight=$("$jobgen" "$experiment" --prepare --set slurm.cpus_per_task=8)
+grep -q '^#SBATCH --cpus-per-task="8"' <<<"$eight" || fail "slurm.cpus_per_task=8: $(grep '^#SBATCH' <<<"$eight")"
+grep -q -- "--exclusive" <<<"$eight" && fail "--exclusive beside the experiment's cpus_per_task"
 "$jobgen" "$sweep" --prepare >"$work/sweep.sbatch" || fail "a sweep over other keys"
 grep -q -- "--array" "$work/sweep.sbatch" && fail "the preparation of a sweep is an array"
 printf '[job]\nname = "ds"\n\n[sweep.parameters]\n"data.vocab_size" = [4096, 8192]\n' >"$work/data-sweep.toml"

@@ -17,10 +17,16 @@ find_library(SENTENCEPIECE_LIBRARY sentencepiece REQUIRED)
 find_library(SENTENCEPIECE_TRAIN_LIBRARY sentencepiece_train REQUIRED)
 find_path(SENTENCEPIECE_INCLUDE_DIR sentencepiece_processor.h REQUIRED)
 
+set(HPCTRAIN_TORCH_CUDA OFF)
 if(HPCTRAIN_WITH_TORCH)
   # Debian's LibTorch 1.13 (CPU); a LibTorch 2.x CUDA distribution works via CMAKE_PREFIX_PATH.
   find_package(Torch REQUIRED)
   message(STATUS "hpctrain: LibTorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}")
+  # Whether this LibTorch brought its CUDA library (Debian's does not), decided
+  # once for every place that asks: the checks below, reduce/, runtime/ and the tests.
+  if(TARGET c10_cuda OR C10_CUDA_LIBRARY)
+    set(HPCTRAIN_TORCH_CUDA ON)
+  endif()
   # LibTorch's at::parallel_for is a header template that runs in parallel only
   # where the including code is compiled with OpenMP (_OPENMP; ATen/Config.h says
   # AT_PARALLEL_OPENMP), and otherwise calls its body once, on one thread.

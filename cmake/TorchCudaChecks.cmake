@@ -12,7 +12,7 @@
 if(NOT (HPCTRAIN_HAVE_NCCL AND HPCTRAIN_WITH_TORCH))
   return()
 endif()
-if(NOT (TARGET c10_cuda OR C10_CUDA_LIBRARY))
+if(NOT HPCTRAIN_TORCH_CUDA)
   message(STATUS "hpctrain: LibTorch is CPU-only, so models train on CPUs; NCCL serves `hpctrain doctor --nccl`. "
                  "For GPUs build against a CUDA LibTorch (docs/bootstrap.md, Building for GPUs)")
   return()

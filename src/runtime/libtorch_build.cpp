@@ -8,7 +8,7 @@ namespace hpctrain::runtime {
 
 LibTorchBuild libtorch_build() {
   // HPCTRAIN_TORCH_CUDA comes from CMake, which saw whether LibTorch brought
-  // its CUDA library (src/runtime/CMakeLists.txt): a CPU-only LibTorch and a
+  // its CUDA library (cmake/Dependencies.cmake): a CPU-only LibTorch and a
   // CUDA one on a node without GPUs both see none at run time.
   return {TORCH_VERSION, HPCTRAIN_TORCH_CUDA != 0};
 }

@@ -326,7 +326,7 @@ std::string submit(const BatchJob& job, const std::string& script) {
   }
   std::string last = answer.output;
   while (!last.empty() && last.back() == '\n') last.pop_back();
-  last = last.substr(last.find_last_of('\n') == std::string::npos ? 0 : last.find_last_of('\n') + 1);
+  if (const auto cut = last.find_last_of('\n'); cut != std::string::npos) last.erase(0, cut + 1);
   if (last.empty() || last.find_first_not_of("0123456789;") != std::string::npos || last[0] == ';') {
     // Queued (exit 0), so its log directory stays.
     throw RenderError(fmt::format("sbatch exited 0 but printed no job id last: {}", printable(answer.output)));

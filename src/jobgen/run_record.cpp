@@ -141,6 +141,13 @@ std::string recorded_state(const RunPoint& point) {
   return last.outcome.empty() ? "ended" : last.outcome;
 }
 
+bool trained_outside_slurm(const std::filesystem::path& dir) {
+  std::error_code error;
+  return !std::filesystem::exists(dir / "jobs.jsonl", error) &&
+         !std::filesystem::exists(dir / "sweep-manifest.json", error) &&
+         std::filesystem::exists(dir / "metrics.jsonl", error);
+}
+
 std::vector<RunPoint> read_run(const std::filesystem::path& dir) {
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error)) {
@@ -171,13 +178,13 @@ std::vector<RunPoint> read_run(const std::filesystem::path& dir) {
     for (const long i : indices) run.push_back(read_point(std::to_string(i), dir / std::to_string(i)));
     return run;
   }
+  if (trained_outside_slurm(dir)) {
+    throw RunDirError(
+        fmt::format("{}: trained outside SLURM (no jobs.jsonl: no job of it was submitted through jobgen): its log is "
+                    "{}/logs/rank-0.log, `jobgen status {}` reads its metrics, and it stops on Ctrl-C or SIGTERM",
+                    printable(dir.string()), printable(dir.string()), printable(dir.string())));
+  }
   if (!std::filesystem::exists(dir / "jobs.jsonl", error)) {
-    if (std::filesystem::exists(dir / "metrics.jsonl", error)) {
-      throw RunDirError(fmt::format(
-          "{}: trained outside SLURM (no jobs.jsonl: no job of it was submitted through jobgen): its log is "
-          "{}/logs/rank-0.log, `jobgen status {}` reads its metrics, and it stops on Ctrl-C or SIGTERM",
-          printable(dir.string()), printable(dir.string()), printable(dir.string())));
-    }
     throw RunDirError(
         fmt::format("{}: not a run directory (no jobs.jsonl or sweep-manifest.json: a job of the run "
                     "writes them when it starts)",

@@ -67,8 +67,13 @@ bool ended_for_good(const RunPoint& point);
 // start, or "submitted" before any record.
 std::string recorded_state(const RunPoint& point);
 
+// Whether `dir` holds a run trained outside SLURM (`mpiexec hpctrain`): no
+// run record and no sweep manifest, but hpctrain's metrics.jsonl.
+bool trained_outside_slurm(const std::filesystem::path& dir);
+
 // The run at `dir`: one point, or one per index of a sweep, in index order.
-// Throws RunDirError naming `dir` when it is neither.
+// Throws RunDirError naming `dir` when it is neither (saying so for a run
+// trained outside SLURM).
 std::vector<RunPoint> read_run(const std::filesystem::path& dir);
 
 }  // namespace hpctrain::jobgen

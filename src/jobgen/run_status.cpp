@@ -119,21 +119,19 @@ std::string step_of_total(const Progress& p) {
   return p.steps_total ? fmt::format("{}/{}", *p.step, *p.steps_total) : std::to_string(*p.step);
 }
 
-// No run record and no sweep manifest, but metrics: `mpiexec hpctrain` ran here.
-bool trained_outside_slurm(const std::filesystem::path& dir) {
-  std::error_code error;
-  return !std::filesystem::exists(dir / "jobs.jsonl", error) &&
-         !std::filesystem::exists(dir / "sweep-manifest.json", error) &&
-         std::filesystem::exists(dir / "metrics.jsonl", error);
+// read_progress, with a metrics.jsonl that cannot be read (a FIFO planted
+// there) listed on `warnings` and an empty Progress for the row.
+Progress progress_or_warning(const std::filesystem::path& run_dir, std::vector<std::string>& warnings) {
+  try {
+    return read_progress(run_dir);
+  } catch (const support::InputError& e) {
+    warnings.push_back(printable(e.what()));
+    return {};
+  }
 }
 
 std::string local_status_table(const std::filesystem::path& run_dir, std::vector<std::string>& warnings) {
-  Progress p;
-  try {
-    p = read_progress(run_dir);
-  } catch (const support::InputError& e) {
-    warnings.push_back(printable(e.what()));
-  }
+  const Progress p = progress_or_warning(run_dir, warnings);
   // Without SLURM nothing says whether an unfinished run still runs.
   const std::string state = p.finished ? "finished" : "not finished (running, or stopped)";
   const std::string checkpoint = newest_checkpoint(run_dir);
@@ -165,12 +163,7 @@ std::string status_table(const std::filesystem::path& run_dir, std::vector<std::
   rows.push_back({"INDEX", "JOB", "STATE", "RESTARTS", "STEP", "LOSS", "EVAL", "TOK/S", "ETA", "CHECKPOINT"});
   for (std::size_t i = 0; i < run.size(); ++i) {
     const RunPoint& point = run[i];
-    Progress p;
-    try {
-      p = read_progress(point.dir);
-    } catch (const support::InputError& e) {
-      warnings.push_back(printable(e.what()));
-    }
+    const Progress p = progress_or_warning(point.dir, warnings);
     // SLURM's word where it has one; else the run record's, in lower case.
     const auto it = slurm.state.find(newest[i]);
     // The record's word comes from a file anyone in the project may write.

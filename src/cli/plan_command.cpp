@@ -17,7 +17,6 @@
 #include "comm/world.h"
 #include "config/experiment.h"
 #include "handles/mpi.h"
-#include "model/language_model.h"
 #include "train/trainer.h"
 #include "train/training_data.h"
 
@@ -29,13 +28,19 @@ namespace {
 // worth": 1.53x for average, 1.63x ties, 1.80x diloco at another rate).
 constexpr double kDdapTokenCost = 1.5;
 
-// The slowest rank's median step time of `reducer` on random tokens, seconds.
-double median_step(const config::Experiment& base, const std::vector<std::string>& settings, comm::World& world,
-                   const cluster::Environment& env, const PlanOptions& options) {
+struct StepTime {
+  double seconds = 0;           // the slowest rank's median
+  std::int64_t parameters = 0;  // of the model measured
+};
+
+// The slowest rank's median step time under `settings`, on random tokens.
+StepTime median_step(const config::Experiment& base, const std::vector<std::string>& settings, comm::World& world,
+                     const cluster::Environment& env, const PlanOptions& options) {
   std::vector<std::string> all = settings;
   all.push_back(fmt::format("training.steps={}", options.warmup + options.steps));
   const config::Experiment e = config::load_experiment_text(base.resolved_toml, base.path, all);
   double median = 0;
+  std::int64_t parameters = 0;
   {
     train::Trainer trainer(
         e, world, env,
@@ -49,12 +54,13 @@ double median_step(const config::Experiment& base, const std::vector<std::string
     }
     std::sort(seconds.begin(), seconds.end());
     median = seconds[seconds.size() / 2];
+    parameters = trainer.model().parameter_count();
   }
   // Gathered in nanoseconds: the communicators reduce no doubles.
   const auto mine = static_cast<std::int64_t>(median * 1e9);
   std::vector<std::int64_t> all_ranks(static_cast<std::size_t>(world.size()));
   world.comm().allgather(&mine, all_ranks.data(), 1, comm::DType::kInt64);
-  return static_cast<double>(*std::max_element(all_ranks.begin(), all_ranks.end())) / 1e9;
+  return {static_cast<double>(*std::max_element(all_ranks.begin(), all_ranks.end())) / 1e9, parameters};
 }
 
 // A fresh private directory under TMPDIR (mkdtemp: no name another user
@@ -115,15 +121,12 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
   if (e.training.batch_size < world.size()) local.push_back(fmt::format("training.batch_size={}", world.size()));
   std::vector<std::string> ddp = settings;
   ddp.emplace_back("parallel.reducer=ddp");
-  const double compute = median_step(e, local, world, env, options);
-  const double ddp_step = median_step(e, ddp, world, env, options);
+  const StepTime local_step = median_step(e, local, world, env, options);
+  const double compute = local_step.seconds;
+  const double ddp_step = median_step(e, ddp, world, env, options).seconds;
 
   // One allreduce of the model, as a merge sends it (fp32, over MPI).
-  std::int64_t parameters = 0;
-  {
-    const config::Experiment probe = config::load_experiment_text(e.resolved_toml, e.path, local);
-    parameters = model::make_model(probe.model, probe.data.vocab_size)->parameter_count();
-  }
+  const std::int64_t parameters = local_step.parameters;
   const auto bytes = static_cast<std::size_t>(parameters) * 4;
   auto buffer = comm::host_bandwidth_buffer(bytes);
   const comm::BandwidthRow merge = comm::measure_allreduce(world.comm(), *buffer, bytes, bytes).front();

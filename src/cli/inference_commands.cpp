@@ -37,9 +37,11 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
   auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0), options.weights);
   auto& e = trained.experiment;
   if (options.split == "test") {
-    if (e.data.test_fraction <= 0) {
+    if (!e.data.has_test_split()) {
       throw std::runtime_error(
-          fmt::format("{}: its data set has no test split (data.test_fraction = 0)", trained.checkpoint.string()));
+          fmt::format("{}: its data set has no test split (data.test_fraction = 0, no "
+                      "data.test_sources)",
+                      trained.checkpoint.string()));
     }
     e.eval.test = true;
   }
@@ -49,7 +51,7 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
   // training does: without the training heap policy, glibc maps and unmaps
   // them each time (6x slower on the quickstart's validation split).
   (void)runtime::keep_freed_memory(env);
-  const train::Evaluator evaluator(e, trained.tokenizer);
+  const train::Evaluator evaluator(e, trained.tokenizer ? &*trained.tokenizer : nullptr);
   train::EvalResult r;
   if (options.split == "test") {
     r = *evaluator.test(*trained.model, world.comm());
@@ -79,12 +81,18 @@ void run_generate(const std::string& target, const GenerateOptions& options) {
     throw std::runtime_error(fmt::format("{}: a {} model does not generate text; use a gpt or mlp run",
                                          trained.checkpoint.string(), config::name_of(e.model.kind)));
   }
+  if (!trained.tokenizer) {
+    throw std::runtime_error(
+        fmt::format("{}: trained on token files with no tokenizer (data.tokenizer), so it has none to turn a prompt "
+                    "into tokens and tokens into text; `hpctrain eval` scores it",
+                    trained.checkpoint.string()));
+  }
   const auto env = cluster::Environment::current();
   runtime::apply_threads(train::thread_plan(e, env, 1).threads);
   (void)runtime::keep_freed_memory(env);  // one forward pass per token: the same buffers again and again
   fmt::print(
       "{}\n",
-      train::generate(*trained.model, trained.tokenizer, options.prompt.value_or(e.eval.prompt),
+      train::generate(*trained.model, *trained.tokenizer, options.prompt.value_or(e.eval.prompt),
                       options.tokens.value_or(e.eval.sample_tokens), options.temperature.value_or(e.eval.temperature),
                       options.top_k.value_or(e.eval.top_k), e.model.max_seq_len, options.seed.value_or(e.job.seed)));
 }

@@ -60,6 +60,32 @@ std::string toml_string(const std::string& text) {
   return out + '"';
 }
 
+// Token files and text corpora split differently: text by a content hash of
+// each document (the fractions), token files by the files named for each split.
+void check_token_files(const DataConfig& d, const toml::table& root, const std::string& path) {
+  if (d.token_files()) {
+    if (d.validation_sources.empty()) {
+      throw ConfigError(fmt::format(
+          "{}: data.format = \"{}\" reads token files, which hold no documents to split: name the validation "
+          "split's files in data.validation_sources (llm.c writes *_val_*.bin, nanoGPT val.bin)",
+          origins(root, path, {{"data", "format"}}), name_of(d.format)));
+    }
+    if (d.test_fraction > 0) {
+      throw ConfigError(
+          fmt::format("{}: data.test_fraction splits documents, which token files do not have: name the "
+                      "test split's files in data.test_sources instead",
+                      origins(root, path, {{"data", "test_fraction"}, {"data", "format"}})));
+    }
+    return;
+  }
+  if (!d.validation_sources.empty() || !d.test_sources.empty()) {
+    throw ConfigError(fmt::format(
+        "{}: data.validation_sources and data.test_sources name the splits of token files (data.format = \"llmc\", "
+        "\"uint16\" or \"uint32\"); a text corpus is split by data.validation_fraction and data.test_fraction",
+        origins(root, path, {{"data", "validation_sources"}, {"data", "test_sources"}, {"data", "format"}})));
+  }
+}
+
 // "section.key=value": the value is TOML ("4096", "true", "[\"a\"]", "'x'") or,
 // when it does not parse as TOML, a bare string.
 void apply_override(toml::table& root, const std::string& text) {
@@ -157,6 +183,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   DataConfig& d = e.data;
   d.sources = data.strings("sources", d.sources);
   d.glob = data.string("glob", d.glob);
+  d.exclude = data.strings("exclude", d.exclude);
   d.recursive = data.boolean("recursive", d.recursive);
   d.format = data.choice("format", d.format);
   d.text_field = data.string("text_field", d.text_field);
@@ -166,6 +193,8 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   d.deduplicate = data.boolean("deduplicate", d.deduplicate);
   d.validation_fraction = data.number("validation_fraction", d.validation_fraction, 0.0, 0.5);
   d.test_fraction = data.number("test_fraction", d.test_fraction, 0.0, 0.5);
+  d.validation_sources = data.strings("validation_sources", d.validation_sources);
+  d.test_sources = data.strings("test_sources", d.test_sources);
   d.dir = data.string("dir", "data/" + e.job.name);
   if (d.dir.empty()) throw ConfigError(fmt::format("{}: data.dir is empty", origins(root, path, {{"data", "dir"}})));
   d.tokenizer = data.string("tokenizer", d.tokenizer);
@@ -188,6 +217,7 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
                                   origins(root, path, {{"data", "validation_fraction"}, {"data", "test_fraction"}}),
                                   d.validation_fraction + d.test_fraction));
   }
+  check_token_files(d, root, path);
   if (d.min_document_bytes > d.max_document_bytes) {
     throw ConfigError(fmt::format("{}: data.min_document_bytes {} exceeds data.max_document_bytes {}",
                                   origins(root, path, {{"data", "min_document_bytes"}, {"data", "max_document_bytes"}}),
@@ -203,6 +233,12 @@ Experiment resolve(toml::table root, const std::string& path, const std::vector<
   m.max_seq_len = model.integer("max_seq_len", d.seq_len, 1, 1 << 20);
   m.init_std = model.number("init_std", m.init_std, 0.0, 1.0);
   model.finish();
+  if (m.kind == ModelKind::kBert && d.token_files() && !d.has_tokenizer()) {
+    throw ConfigError(
+        fmt::format("{}: a bert model masks tokens with its tokenizer's <mask> piece, and token files "
+                    "come with none: set data.tokenizer to the hpctrain tokenizer they were made with",
+                    origins(root, path, {{"model", "kind"}, {"data", "format"}})));
+  }
   if (m.d_model % m.n_head != 0) {
     throw ConfigError(fmt::format("{}: model.d_model {} is not a multiple of model.n_head {}",
                                   origins(root, path, {{"model", "d_model"}, {"model", "n_head"}}), m.d_model,

@@ -11,7 +11,10 @@
 
 namespace hpctrain::config {
 
-enum class DataFormat { kAuto, kText, kJsonl };  // auto: by file extension
+// auto: text or JSONL by file extension. The token formats are files another
+// tool tokenized: llm.c's .bin (a 256 x int32 header, then uint16 or uint32
+// tokens) and headerless little-endian uint16 / uint32 (nanoGPT's train.bin).
+enum class DataFormat { kAuto, kText, kJsonl, kLlmc, kUint16, kUint32 };
 enum class BadInput { kSkip, kError };
 enum class TokenizerKind { kBpe, kUnigram };
 enum class ModelKind { kGpt, kBert, kMlp };
@@ -33,8 +36,12 @@ enum class EvalFinal { kFull, kSample };
 
 template <>
 struct ChoiceTable<DataFormat> {
-  static constexpr std::array<Choice<DataFormat>, 3> entries{
-      {{"auto", DataFormat::kAuto}, {"text", DataFormat::kText}, {"jsonl", DataFormat::kJsonl}}};
+  static constexpr std::array<Choice<DataFormat>, 6> entries{{{"auto", DataFormat::kAuto},
+                                                              {"text", DataFormat::kText},
+                                                              {"jsonl", DataFormat::kJsonl},
+                                                              {"llmc", DataFormat::kLlmc},
+                                                              {"uint16", DataFormat::kUint16},
+                                                              {"uint32", DataFormat::kUint32}}};
 };
 template <>
 struct ChoiceTable<BadInput> {
@@ -113,6 +120,8 @@ struct DataConfig {
   // Python standard library sources (resolved by data::resolve_source).
   std::vector<std::string> sources{"@python-stdlib"};
   std::string glob = "*";  // file-name pattern inside directories
+  // Patterns (fnmatch) of paths inside a source directory, relative to it, left out.
+  std::vector<std::string> exclude;
   bool recursive = true;
   DataFormat format = DataFormat::kAuto;
   std::string text_field = "text";          // the JSONL field holding the document
@@ -122,8 +131,12 @@ struct DataConfig {
   bool deduplicate = true;
   double validation_fraction = 0.05;  // of documents, chosen by content hash
   double test_fraction = 0.0;         // of documents, a third split no run reads before its very end
-  std::string dir;                    // prepared data set; default: data/<name>
-  std::string tokenizer = "train";    // "train" or the path of a SentencePiece .model
+  // Token files carry no documents to split by: their validation (and test)
+  // splits are files of their own, named here like `sources`.
+  std::vector<std::string> validation_sources;
+  std::vector<std::string> test_sources;
+  std::string dir;                  // prepared data set; default: data/<name>
+  std::string tokenizer = "train";  // "train" or the path of a SentencePiece .model
   TokenizerKind tokenizer_model = TokenizerKind::kBpe;
   std::int64_t vocab_size = 8192;
   std::int64_t tokenizer_max_lines = 400000;  // lines sampled to train the tokenizer
@@ -133,7 +146,13 @@ struct DataConfig {
   double mlm_mask_fraction = 0.8;    // of chosen tokens: replaced by the mask token
   double mlm_random_fraction = 0.1;  // ... by a random token; the rest are kept
 
-  [[nodiscard]] bool trains_tokenizer() const { return tokenizer == "train"; }
+  [[nodiscard]] bool token_files() const {
+    return format == DataFormat::kLlmc || format == DataFormat::kUint16 || format == DataFormat::kUint32;
+  }
+  // Token files have a tokenizer only when data.tokenizer names the one they came from.
+  [[nodiscard]] bool trains_tokenizer() const { return tokenizer == "train" && !token_files(); }
+  [[nodiscard]] bool has_tokenizer() const { return !token_files() || tokenizer != "train"; }
+  [[nodiscard]] bool has_test_split() const { return test_fraction > 0 || !test_sources.empty(); }
 };
 
 struct ModelConfig {

@@ -10,14 +10,15 @@ double unit(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0
 
 }  // namespace
 
-MlmMasking make_mlm_masking(const config::DataConfig& data, std::uint64_t seed, const Tokenizer& tokenizer) {
+MlmMasking make_mlm_masking(const config::DataConfig& data, std::uint64_t seed, const Tokenizer* tokenizer) {
   MlmMasking m;
+  if (tokenizer == nullptr) return m;
   m.probability = data.mlm_probability;
   m.mask_fraction = data.mlm_mask_fraction;
   m.random_fraction = data.mlm_random_fraction;
   m.seed = seed;
   m.mask_id = Tokenizer::kMask;
-  for (int id = 0; id < tokenizer.vocab_size(); ++id) m.special.push_back(tokenizer.is_special(id));
+  for (int id = 0; id < tokenizer->vocab_size(); ++id) m.special.push_back(tokenizer->is_special(id));
   return m;
 }
 

@@ -27,8 +27,10 @@ struct MlmMasking {
   std::vector<bool> special;  // by token id: never chosen, never a random replacement
 };
 
-// The masking [data] configures, for a tokenizer's special pieces.
-MlmMasking make_mlm_masking(const config::DataConfig& data, std::uint64_t seed, const Tokenizer& tokenizer);
+// The masking [data] configures, for a tokenizer's special pieces; none
+// (probability 0) without a tokenizer: token files with no data.tokenizer,
+// which only a causal model trains on.
+MlmMasking make_mlm_masking(const config::DataConfig& data, std::uint64_t seed, const Tokenizer* tokenizer);
 
 // Masks `tokens[0..n)` in place and writes `labels[0..n)`.
 void mask_tokens(const MlmMasking& masking, std::uint64_t sample_id, std::int64_t* tokens, std::int64_t* labels,

@@ -2,38 +2,33 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_set>
 
 #include "data/data_error.h"
+#include "data/data_set_dir.h"
 #include "data/documents.h"
 #include "data/parallel_encode.h"
 #include "data/sources.h"
+#include "data/token_files.h"
 #include "data/token_shards.h"
 #include "data/tokenizer.h"
 #include "support/bounded_file.h"
 #include "support/progress.h"
 #include "support/sha256.h"
 #include "support/usable_cores.h"
-#include "support/writer_pid.h"
 
 namespace hpctrain::data {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::uint64_t kMaxShardTokens = std::uint64_t{1} << 28;
+constexpr std::uint64_t kTokensPerShard = std::uint64_t{1} << 28;
 constexpr std::size_t kMetricWords = 200000;
-constexpr std::size_t kMaxMetaJsonBytes = std::size_t{16} << 20;
-
-// DIR/meta.json, bounded and never through a FIFO (support::InputError).
-std::string meta_json_text(const std::filesystem::path& dir) {
-  return support::read_bounded_file(dir / "meta.json", kMaxMetaJsonBytes, "meta.json");
-}
 
 std::string fingerprint_of(const config::DataConfig& d, const std::vector<SourceFile>& files,
                            const std::string& tokenizer_hash) {
@@ -50,6 +45,9 @@ std::string fingerprint_of(const config::DataConfig& d, const std::vector<Source
   j["validation_fraction"] = d.validation_fraction;
   // Only when asked for: data sets prepared before the test split keep their fingerprint.
   if (d.test_fraction > 0) j["test_fraction"] = d.test_fraction;
+  // Keys added later enter only when set, so older data sets keep their fingerprint.
+  if (!d.exclude.empty()) j["exclude"] = d.exclude;
+  if (d.token_files()) j["split_sources"] = {d.validation_sources, d.test_sources};
   j["tokenizer"] = {d.tokenizer, config::name_of(d.tokenizer_model), d.vocab_size, d.tokenizer_max_lines,
                     tokenizer_hash};
   auto& inputs = j["inputs"];
@@ -108,7 +106,8 @@ nlohmann::json stats_json(const PrepareStats& s) {
           {"unigram_entropy", s.unigram_entropy},
           {"train_tokens", s.train_tokens},
           {"validation_tokens", s.validation_tokens},
-          {"test_tokens", s.test_tokens}};
+          {"test_tokens", s.test_tokens},
+          {"token_files", s.token_files}};
 }
 
 PrepareStats stats_from_json(const nlohmann::json& j) {
@@ -128,6 +127,7 @@ PrepareStats stats_from_json(const nlohmann::json& j) {
   s.train_tokens = j.at("train_tokens");
   s.validation_tokens = j.at("validation_tokens");
   s.test_tokens = j.value("test_tokens", std::uint64_t{0});
+  s.token_files = j.value("token_files", false);
   return s;
 }
 
@@ -137,107 +137,106 @@ nlohmann::json split_json(const SplitInfo& s) {
   return {{"documents", s.documents}, {"tokens", s.tokens}, {"shards", shards}};
 }
 
-// Marks a directory as one prepare made (written first into every data set
-// it builds), so that only such directories are ever replaced or removed.
-constexpr const char* kMarker = ".hpctrain-data-set";
-
-// The names prepare writes into a data set: these and nothing else may be deleted.
-bool written_by_prepare(const std::string& name) {
-  if (name == kMarker || name == "meta.json" || name == "tokenizer.model") return true;
-  for (const char* split : {"train-", "val-", "test-"}) {
-    const std::string prefix = split;
-    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() + 4 && name.ends_with(".bin") &&
-        name.find_first_not_of("0123456789", prefix.size()) == name.size() - 4) {
-      return true;
-    }
+// The entropy (nats) of a unigram distribution given by its counts.
+double entropy_of(const std::vector<std::uint64_t>& counts, std::uint64_t total) {
+  double entropy = 0;
+  for (const std::uint64_t count : counts) {
+    if (count == 0) continue;
+    const double p = static_cast<double>(count) / static_cast<double>(total);
+    entropy -= p * std::log(p);
   }
-  return false;
+  return entropy;
 }
 
-// What in `dir` prepare did not write (at most a few names), or "" when it holds
-// only prepare's files and prepare's mark: its marker, or (data sets made before
-// the marker) a meta.json with prepare's fingerprint.
-std::string foreign_contents(const fs::path& dir) {
-  std::vector<std::string> foreign;
-  bool marked = false;
-  bool empty = true;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    empty = false;
-    const std::string name = entry.path().filename().string();
-    if (!written_by_prepare(name) || !entry.is_regular_file()) {
-      if (foreign.size() < 3) foreign.push_back("'" + name + "'");
-      continue;
-    }
-    if (name == kMarker) marked = true;
-  }
-  if (!foreign.empty()) return fmt::format("{}", fmt::join(foreign, ", "));
-  if (empty || marked) return "";
-  try {
-    const auto meta = nlohmann::json::parse(meta_json_text(dir));
-    if (meta.at("fingerprint").is_string() && meta.contains("format_version")) return "";
-  } catch (const std::exception&) {
-  }
-  return "no hpctrain meta.json";
+// A tokenizer the experiment names (data.tokenizer = a .model file) rather than trains.
+std::optional<Tokenizer> given_tokenizer(const config::DataConfig& d) {
+  if (d.trains_tokenizer() || !d.has_tokenizer()) return std::nullopt;
+  return Tokenizer::load(d.tokenizer);
 }
 
-// Deletes a data set prepare made, file by file, then the directory; anything
-// else found in it stops the removal (and is left alone).
-void remove_data_set(const fs::path& dir) {
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (written_by_prepare(entry.path().filename().string()) && entry.is_regular_file()) fs::remove(entry.path());
+// Every input file: a text corpus's sources, or a token data set's files of all splits.
+std::vector<SourceFile> all_inputs(const config::DataConfig& d) {
+  auto files = resolve_sources(d);
+  if (!d.token_files()) return files;
+  for (auto [sources, key] :
+       {std::pair{&d.validation_sources, "data.validation_sources"}, std::pair{&d.test_sources, "data.test_sources"}}) {
+    if (sources->empty()) continue;
+    const auto more = resolve_sources(d, *sources, key);
+    files.insert(files.end(), more.begin(), more.end());
   }
-  std::error_code ec;
-  fs::remove(dir, ec);  // only succeeds when empty
+  return files;
 }
 
-// Refuses a data.dir that holds anything prepare did not make: hpctrain never
-// deletes what it did not create.
-void check_replaceable(const fs::path& dir, const std::string& experiment) {
-  std::error_code ec;
-  const auto status = fs::symlink_status(dir, ec);
-  if (ec || !fs::exists(status)) return;
-  if (!fs::is_directory(status)) {
-    throw DataError(
-        fmt::format("{}: data.dir = {} exists and is not a directory; hpctrain never replaces what it "
-                    "did not create: choose another data.dir",
-                    experiment, dir.string()));
-  }
-  if (const std::string foreign = foreign_contents(dir); !foreign.empty()) {
-    throw DataError(
-        fmt::format("{}: data.dir = {} exists and is not a data set hpctrain prepared (it holds {}); "
-                    "hpctrain never deletes what it did not create: choose another data.dir, or remove "
-                    "it yourself",
-                    experiment, dir.string(), foreign));
-  }
-}
-
-// Removes the .tmp-PID / .old-PID siblings of `dir` left by runs that were
-// killed, when they are data sets prepare made (marked) and their process is gone.
-void remove_leftovers(const fs::path& dir) {
-  const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
-  if (!fs::is_directory(parent)) return;
-  const std::string stem = dir.filename().string();
-  for (const auto& entry : fs::directory_iterator(parent)) {
-    const std::string name = entry.path().filename().string();
-    for (const char* tag : {".tmp-", ".old-"}) {
-      const std::string prefix = stem + tag;
-      if (name.rfind(prefix, 0) != 0 || !entry.is_directory()) continue;
-      const auto pid = support::pid_in_name(name.substr(prefix.size()));
-      if (!pid) continue;
-      const bool gone = *pid != getpid() && !support::runs_on_this_host(*pid);
-      if (gone && fs::exists(entry.path() / kMarker) && foreign_contents(entry.path()).empty()) {
-        remove_data_set(entry.path());
+// Token files (data.format = "llmc", "uint16" or "uint32") into a data set:
+// each split's files, in path order, are checked (data/token_files.h) and
+// copied into shards of the data set's own layout, so training, evaluation
+// and resumption read them like any other.
+void import_token_files(const config::Experiment& experiment, std::optional<Tokenizer> tokenizer, PrepareResult& result,
+                        support::Progress& progress) {
+  const config::DataConfig& d = experiment.data;
+  const std::int64_t vocab = tokenizer ? tokenizer->vocab_size() : d.vocab_size;
+  const int token_bytes = vocab <= 65536 ? 2 : 4;
+  PrepareStats& stats = result.stats;
+  stats.token_files = true;
+  result.tokenizer_hash = tokenizer ? tokenizer->hash() : "";
+  build_data_set(d.dir, experiment.path, [&](const fs::path& tmp) {
+    if (tokenizer) write_text(tmp / "tokenizer.model", tokenizer->model_bytes());
+    std::vector<std::uint64_t> unigram_counts(static_cast<std::size_t>(vocab), 0);
+    nlohmann::json sources = nlohmann::json::array();
+    auto import_split = [&](const std::vector<std::string>& names, const char* key, const std::string& split) {
+      const auto files = resolve_sources(d, names, key);
+      ShardWriter writer(tmp, split, token_bytes, kTokensPerShard);
+      std::vector<int> chunk;
+      for (std::size_t i = 0; i < files.size(); ++i) {
+        TokenFileReader reader(files[i].path, d.format, vocab);
+        while (reader.next(chunk, std::size_t{1} << 20)) {
+          if (split == "train") {
+            for (const int id : chunk) ++unigram_counts[static_cast<std::size_t>(id)];
+          }
+          writer.append(chunk);
+        }
+        sources.push_back(files[i].path.string());
+        progress.update(fmt::format("importing {}: {}/{} files", split, i + 1, files.size()));
       }
+      stats.files += files.size();
+      SplitInfo info = writer.finish(0);
+      progress.done(fmt::format("imported {} {} tokens from {} files", info.tokens, split, files.size()));
+      return info;
+    };
+    const SplitInfo train_info = import_split(d.sources, "data.sources", "train");
+    const SplitInfo val_info = import_split(d.validation_sources, "data.validation_sources", "val");
+    nlohmann::json splits = {{"train", split_json(train_info)}, {"val", split_json(val_info)}};
+    if (!d.test_sources.empty()) {
+      const SplitInfo test_info = import_split(d.test_sources, "data.test_sources", "test");
+      splits["test"] = split_json(test_info);
+      stats.test_tokens = test_info.tokens;
     }
-  }
+    if (train_info.tokens <= static_cast<std::uint64_t>(d.seq_len)) {
+      throw DataError(fmt::format("{}: data.sources hold {} tokens, not one sequence of data.seq_len + 1 = {}",
+                                  experiment.path, train_info.tokens, d.seq_len + 1));
+    }
+    stats.train_tokens = train_info.tokens;
+    stats.validation_tokens = val_info.tokens;
+    stats.tokens = train_info.tokens + val_info.tokens + stats.test_tokens;
+    stats.unigram_entropy = entropy_of(unigram_counts, train_info.tokens);
+    return nlohmann::json{{"format_version", kDataFormatVersion},
+                          {"fingerprint", result.fingerprint},
+                          {"tokenizer_hash", result.tokenizer_hash},
+                          {"vocab_size", vocab},
+                          {"token_bytes", token_bytes},
+                          {"splits", splits},
+                          {"stats", stats_json(stats)},
+                          {"experiment", experiment.path},
+                          {"sources", sources}};
+  });
 }
 
 }  // namespace
 
 std::string expected_fingerprint(const config::Experiment& experiment) {
   const config::DataConfig& d = experiment.data;
-  const auto files = resolve_sources(d);
-  return fingerprint_of(d, files, d.trains_tokenizer() ? "" : Tokenizer::load(d.tokenizer).hash());
+  const auto given = given_tokenizer(d);
+  return fingerprint_of(d, all_inputs(d), given ? given->hash() : "");
 }
 
 std::string stored_fingerprint(const std::filesystem::path& dir) {
@@ -250,9 +249,8 @@ std::string stored_fingerprint(const std::filesystem::path& dir) {
 PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   const config::DataConfig& d = experiment.data;
   const fs::path dir = d.dir;
-  const auto files = resolve_sources(d);
-  std::optional<Tokenizer> given;
-  if (!d.trains_tokenizer()) given = Tokenizer::load(d.tokenizer);
+  const auto files = all_inputs(d);
+  std::optional<Tokenizer> given = given_tokenizer(d);
 
   PrepareResult result;
   result.dir = dir;
@@ -275,6 +273,10 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   // Before any work: a data.dir that holds anything prepare did not make is refused.
   check_replaceable(dir, experiment.path);
   support::Progress progress(log);
+  if (d.token_files()) {
+    import_token_files(experiment, std::move(given), result, progress);
+    return result;
+  }
   // data.threads = 0: the cores this process may use (its affinity mask: a
   // SLURM allocation's, not the node's).
   const int threads = d.threads > 0 ? static_cast<int>(d.threads) : support::usable_cores();
@@ -330,93 +332,82 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   }();
   result.tokenizer_hash = tokenizer.hash();
 
-  // Build in a temporary directory next to the destination, marked as ours first.
-  check_replaceable(dir, experiment.path);
-  remove_leftovers(dir);
-  const fs::path tmp = fs::path(dir.string() + fmt::format(".tmp-{}", getpid()));
-  check_replaceable(tmp, experiment.path);
-  if (fs::exists(tmp)) remove_data_set(tmp);
-  fs::create_directories(tmp);
-  write_text(tmp / kMarker, "a data set made by hpctrain prepare; hpctrain replaces only such directories\n");
-  write_text(tmp / "tokenizer.model", tokenizer.model_bytes());
-  const int token_bytes = tokenizer.vocab_size() <= 65536 ? 2 : 4;
+  build_data_set(dir, experiment.path, [&](const fs::path& tmp) {
+    write_text(tmp / "tokenizer.model", tokenizer.model_bytes());
+    const int token_bytes = tokenizer.vocab_size() <= 65536 ? 2 : 4;
 
-  std::uint64_t unknown_or_byte = 0;
-  std::vector<std::uint64_t> unigram_counts(static_cast<std::size_t>(tokenizer.vocab_size()), 0);
-  auto write_split = [&](const std::vector<Document>& docs, const std::string& name) {
-    std::uint64_t bytes = 0;
-    for (const auto& doc : docs) bytes += doc.text.size();
-    const auto start = std::chrono::steady_clock::now();
-    auto encoded = encode_documents(tokenizer, docs, threads, [&](std::uint64_t done) {
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      progress.update(fmt::format("tokenizing {}: {:.1f}/{:.1f} MB, {:.1f} MB/s", name, static_cast<double>(done) / 1e6,
-                                  static_cast<double>(bytes) / 1e6, static_cast<double>(done) / 1e6 / s));
-    });
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    progress.done(fmt::format("tokenized {} {} documents, {:.1f} MB in {:.1f} s ({:.1f} MB/s, {} threads)", docs.size(),
-                              name, static_cast<double>(bytes) / 1e6, seconds,
-                              static_cast<double>(bytes) / 1e6 / std::max(seconds, 1e-9), threads));
-    ShardWriter writer(tmp, name, token_bytes, kMaxShardTokens);
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-      stats.characters += code_points(docs[i].text);
-      stats.bytes += docs[i].text.size();
-      for (int id : encoded[i]) unknown_or_byte += (id == Tokenizer::kUnk || tokenizer.is_byte(id)) ? 1 : 0;
-      encoded[i].push_back(Tokenizer::kEos);  // documents are joined by </s>
-      if (name == "train") {
-        for (int id : encoded[i]) ++unigram_counts[static_cast<std::size_t>(id)];
+    std::uint64_t unknown_or_byte = 0;
+    std::vector<std::uint64_t> unigram_counts(static_cast<std::size_t>(tokenizer.vocab_size()), 0);
+    auto write_split = [&](const std::vector<Document>& docs, const std::string& name) {
+      std::uint64_t bytes = 0;
+      for (const auto& doc : docs) bytes += doc.text.size();
+      const auto start = std::chrono::steady_clock::now();
+      auto encoded = encode_documents(tokenizer, docs, threads, [&](std::uint64_t done) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        progress.update(fmt::format("tokenizing {}: {:.1f}/{:.1f} MB, {:.1f} MB/s", name,
+                                    static_cast<double>(done) / 1e6, static_cast<double>(bytes) / 1e6,
+                                    static_cast<double>(done) / 1e6 / s));
+      });
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      progress.done(fmt::format("tokenized {} {} documents, {:.1f} MB in {:.1f} s ({:.1f} MB/s, {} threads)",
+                                docs.size(), name, static_cast<double>(bytes) / 1e6, seconds,
+                                static_cast<double>(bytes) / 1e6 / std::max(seconds, 1e-9), threads));
+      ShardWriter writer(tmp, name, token_bytes, kTokensPerShard);
+      for (std::size_t i = 0; i < docs.size(); ++i) {
+        stats.characters += code_points(docs[i].text);
+        stats.bytes += docs[i].text.size();
+        for (int id : encoded[i]) unknown_or_byte += (id == Tokenizer::kUnk || tokenizer.is_byte(id)) ? 1 : 0;
+        encoded[i].push_back(Tokenizer::kEos);  // documents are joined by </s>
+        if (name == "train") {
+          for (int id : encoded[i]) ++unigram_counts[static_cast<std::size_t>(id)];
+        }
+        writer.append(encoded[i]);
       }
-      writer.append(encoded[i]);
+      return writer.finish(docs.size());
+    };
+    const SplitInfo train_info = write_split(train, "train");
+    const SplitInfo val_info = write_split(validation, "val");
+    nlohmann::json splits = {{"train", split_json(train_info)}, {"val", split_json(val_info)}};
+    if (d.test_fraction > 0) {
+      const SplitInfo test_info = write_split(test, "test");
+      splits["test"] = split_json(test_info);
+      stats.test_tokens = test_info.tokens;
     }
-    return writer.finish(docs.size());
-  };
-  const SplitInfo train_info = write_split(train, "train");
-  const SplitInfo val_info = write_split(validation, "val");
-  nlohmann::json splits = {{"train", split_json(train_info)}, {"val", split_json(val_info)}};
-  if (d.test_fraction > 0) {
-    const SplitInfo test_info = write_split(test, "test");
-    splits["test"] = split_json(test_info);
-    stats.test_tokens = test_info.tokens;
-  }
-  stats.train_tokens = train_info.tokens;
-  stats.validation_tokens = val_info.tokens;
-  stats.tokens = train_info.tokens + val_info.tokens + stats.test_tokens;
-  const std::uint64_t separators = stats.documents;
-  stats.characters_per_token = static_cast<double>(stats.characters) /
-                               static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
-  stats.unknown_or_byte_rate =
-      static_cast<double>(unknown_or_byte) / static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
-  tokenizer_metrics(tokenizer, validation.empty() ? train : validation, stats);
-  for (const std::uint64_t count : unigram_counts) {
-    if (count == 0) continue;
-    const double p = static_cast<double>(count) / static_cast<double>(train_info.tokens);
-    stats.unigram_entropy -= p * std::log(p);
-  }
+    stats.train_tokens = train_info.tokens;
+    stats.validation_tokens = val_info.tokens;
+    stats.tokens = train_info.tokens + val_info.tokens + stats.test_tokens;
+    const std::uint64_t separators = stats.documents;
+    stats.characters_per_token = static_cast<double>(stats.characters) /
+                                 static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
+    stats.unknown_or_byte_rate = static_cast<double>(unknown_or_byte) /
+                                 static_cast<double>(std::max<std::uint64_t>(1, stats.tokens - separators));
+    tokenizer_metrics(tokenizer, validation.empty() ? train : validation, stats);
+    stats.unigram_entropy = entropy_of(unigram_counts, train_info.tokens);
 
-  nlohmann::json meta = {{"format_version", kDataFormatVersion},
-                         {"fingerprint", result.fingerprint},
-                         {"tokenizer_hash", tokenizer.hash()},
-                         {"vocab_size", tokenizer.vocab_size()},
-                         {"token_bytes", token_bytes},
-                         {"eos_id", Tokenizer::kEos},
-                         {"splits", splits},
-                         {"stats", stats_json(stats)},
-                         {"experiment", experiment.path}};
-  for (const auto& f : files) meta["sources"].push_back(f.path.string());
-  write_text(tmp / "meta.json", meta.dump(2) + "\n");  // last: its presence marks a complete data set
-
-  // Swap into place: the old data set (if any, and checked again: time has
-  // passed) is moved aside first, then removed file by file.
-  const fs::path old = fs::path(dir.string() + fmt::format(".old-{}", getpid()));
-  if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
-  check_replaceable(dir, experiment.path);
-  if (fs::exists(dir)) fs::rename(dir, old);
-  fs::rename(tmp, dir);
-  if (fs::exists(old)) remove_data_set(old);
+    nlohmann::json meta = {{"format_version", kDataFormatVersion},
+                           {"fingerprint", result.fingerprint},
+                           {"tokenizer_hash", tokenizer.hash()},
+                           {"vocab_size", tokenizer.vocab_size()},
+                           {"token_bytes", token_bytes},
+                           {"eos_id", Tokenizer::kEos},
+                           {"splits", splits},
+                           {"stats", stats_json(stats)},
+                           {"experiment", experiment.path}};
+    for (const auto& f : files) meta["sources"].push_back(f.path.string());
+    return meta;
+  });
   return result;
 }
 
 std::string summary_line(const PrepareResult& r) {
   const PrepareStats& s = r.stats;
+  if (s.token_files) {
+    return fmt::format(
+        "data set {} {}: {} tokens from {} token files (train {}, validation {}{}); `hpctrain prepare` "
+        "prints all its statistics",
+        r.dir.string(), r.reused ? "reused" : "prepared", s.tokens, s.files, s.train_tokens, s.validation_tokens,
+        s.test_tokens > 0 ? fmt::format(", test {}", s.test_tokens) : "");
+  }
   return fmt::format(
       "data set {} {}: {} documents, {} tokens (train {}, validation {}{}), {:.3f} characters per token; `hpctrain "
       "prepare` prints all its statistics",
@@ -429,6 +420,21 @@ void print_stats(const PrepareResult& r, std::FILE* out) {
   (void)std::fprintf(
       out, "%s",
       fmt::format("data set {} ({})\n", r.dir.string(), r.reused ? "reused: inputs unchanged" : "prepared").c_str());
+  if (s.token_files) {
+    (void)std::fputs(
+        fmt::format("  token files          {}\n"
+                    "  tokens               {} (train {}, validation {}{})\n"
+                    "  unigram entropy      {:.3f} nats (train tokens)\n"
+                    "  tokenizer            {}\n"
+                    "  fingerprint          {}\n",
+                    s.files, s.tokens, s.train_tokens, s.validation_tokens,
+                    s.test_tokens > 0 ? fmt::format(", test {}", s.test_tokens) : "", s.unigram_entropy,
+                    r.tokenizer_hash.empty() ? "none (data.tokenizer names none)" : "sha256 " + r.tokenizer_hash,
+                    r.fingerprint)
+            .c_str(),
+        out);
+    return;
+  }
   std::string skipped;
   for (const auto& [reason, n] : s.skipped) skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", n, reason);
   const std::string text = fmt::format(

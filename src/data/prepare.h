@@ -35,6 +35,8 @@ struct PrepareStats {
   std::uint64_t train_tokens = 0;
   std::uint64_t validation_tokens = 0;
   std::uint64_t test_tokens = 0;  // 0 without a test split (data.test_fraction = 0)
+  // Imported from token files: no documents, characters or tokenizer statistics.
+  bool token_files = false;
 };
 
 struct PrepareResult {

@@ -16,6 +16,9 @@ InputFormat format_of(const fs::path& path, config::DataFormat configured) {
     case config::DataFormat::kJsonl: return InputFormat::kJsonl;
     case config::DataFormat::kText: return InputFormat::kText;
     case config::DataFormat::kAuto: break;
+    case config::DataFormat::kLlmc:
+    case config::DataFormat::kUint16:
+    case config::DataFormat::kUint32: return InputFormat::kText;  // not read as text: data/token_files.h
   }
   const auto ext = path.extension().string();
   return ext == ".jsonl" || ext == ".ndjson" ? InputFormat::kJsonl : InputFormat::kText;
@@ -29,6 +32,14 @@ SourceFile describe(const fs::path& path, config::DataFormat format) {
   f.mtime_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(fs::last_write_time(path).time_since_epoch()).count();
   return f;
+}
+
+// A path inside a source directory that one of data.exclude's patterns names
+// ("encodings/*" leaves out that directory, however deep).
+bool excluded(const std::vector<std::string>& patterns, const fs::path& relative) {
+  const std::string name = relative.generic_string();
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return fnmatch(p.c_str(), name.c_str(), 0) == 0; });
 }
 
 }  // namespace
@@ -49,23 +60,24 @@ fs::path python_stdlib_dir() {
   return found.back();
 }
 
-std::vector<SourceFile> resolve_sources(const config::DataConfig& data) {
+std::vector<SourceFile> resolve_sources(const config::DataConfig& data, const std::vector<std::string>& sources,
+                                        const std::string& key) {
   std::vector<SourceFile> files;
-  for (const std::string& source : data.sources) {
+  for (const std::string& source : sources) {
     const fs::path path = source == "@python-stdlib" ? python_stdlib_dir() : fs::path(source);
     std::error_code ec;
     const auto status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) throw DataError(fmt::format("data.sources: '{}' does not exist", source));
+    if (ec || !fs::exists(status)) throw DataError(fmt::format("{}: '{}' does not exist", key, source));
     if (fs::is_regular_file(status)) {
       files.push_back(describe(path, data.format));
       continue;
     }
-    if (!fs::is_directory(status))
-      throw DataError(fmt::format("data.sources: '{}' is not a file or directory", source));
+    if (!fs::is_directory(status)) throw DataError(fmt::format("{}: '{}' is not a file or directory", key, source));
     std::size_t matched = 0;
     auto consider = [&](const fs::directory_entry& entry) {
       if (!entry.is_regular_file()) return;
       if (fnmatch(data.glob.c_str(), entry.path().filename().c_str(), 0) != 0) return;
+      if (excluded(data.exclude, entry.path().lexically_relative(path))) return;
       files.push_back(describe(entry.path(), data.format));
       ++matched;
     };
@@ -76,7 +88,8 @@ std::vector<SourceFile> resolve_sources(const config::DataConfig& data) {
       for (const auto& entry : fs::directory_iterator(path, options)) consider(entry);
     }
     if (matched == 0) {
-      throw DataError(fmt::format("data.sources: no file in '{}' matches data.glob '{}'", path.string(), data.glob));
+      throw DataError(fmt::format("{}: no file in '{}' matches data.glob '{}'{}", key, path.string(), data.glob,
+                                  data.exclude.empty() ? "" : " and is not in data.exclude"));
     }
   }
   // Directory order is the file system's; sorting makes the corpus order, and so

@@ -1,6 +1,7 @@
 // Turning the experiment's data.sources into the sorted list of input files:
 // directories are walked (optionally recursively) and filtered by a file-name
-// glob; "@python-stdlib" resolves to this machine's Python standard library.
+// glob, less what data.exclude names; "@python-stdlib" resolves to this
+// machine's Python standard library.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,14 @@ struct SourceFile {
 // corpus: real code, present on every Debian machine with python3.
 std::filesystem::path python_stdlib_dir();
 
-// Throws DataError naming the source when a path does not exist or nothing matches.
-std::vector<SourceFile> resolve_sources(const config::DataConfig& data);
+// The files of `sources` (data.sources, or a token data set's
+// data.validation_sources / data.test_sources; `key` names which in errors),
+// sorted by path. Throws DataError naming the source when a path does not exist
+// or nothing matches.
+std::vector<SourceFile> resolve_sources(const config::DataConfig& data, const std::vector<std::string>& sources,
+                                        const std::string& key = "data.sources");
+inline std::vector<SourceFile> resolve_sources(const config::DataConfig& data) {
+  return resolve_sources(data, data.sources);
+}
 
 }  // namespace hpctrain::data

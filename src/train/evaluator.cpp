@@ -11,15 +11,15 @@ std::vector<std::uint64_t> every_sequence(const data::TokenDataset& split) {
 
 }  // namespace
 
-Evaluator::Evaluator(const config::Experiment& e, const data::Tokenizer& tokenizer)
+Evaluator::Evaluator(const config::Experiment& e, const data::Tokenizer* tokenizer)
     : eval_(e.eval),
       micro_batch_(e.training.micro_batch_size),
       bf16_(e.training.precision == config::Precision::kBf16),
-      validation_(e.data.dir, "val", static_cast<std::size_t>(e.data.seq_len), tokenizer.hash()),
+      validation_(e.data.dir, "val", static_cast<std::size_t>(e.data.seq_len), tokenizer ? tokenizer->hash() : ""),
       masking_(data::make_mlm_masking(e.data, e.job.seed, tokenizer)),
       sample_(data::spread_sample(validation_.size(), static_cast<std::uint64_t>(e.eval.samples), e.job.seed)) {
-  if (e.data.test_fraction > 0 && e.eval.test) {
-    test_.emplace(e.data.dir, "test", static_cast<std::size_t>(e.data.seq_len), tokenizer.hash());
+  if (e.data.has_test_split() && e.eval.test) {
+    test_.emplace(e.data.dir, "test", static_cast<std::size_t>(e.data.seq_len), tokenizer ? tokenizer->hash() : "");
   }
 }
 

@@ -33,7 +33,8 @@ class Evaluator {
  public:
   // The validation (and, with data.test_fraction > 0 and eval.test, the test)
   // split of the experiment's data set, which must have been made with `tokenizer`.
-  Evaluator(const config::Experiment& experiment, const data::Tokenizer& tokenizer);
+  // `tokenizer` is null for token files read without one (a causal model only).
+  Evaluator(const config::Experiment& experiment, const data::Tokenizer* tokenizer);
 
   [[nodiscard]] Evaluation periodic(model::LanguageModel& model, comm::Communicator& comm) const;
   // eval.final = "full": the whole validation split, and the sample's figures

@@ -3,7 +3,10 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <optional>
+
 #include "data/sampler.h"
+#include "data/token_healing.h"
 
 namespace hpctrain::train {
 
@@ -13,6 +16,13 @@ std::string generate(model::LanguageModel& model, const data::Tokenizer& tokeniz
   torch::NoGradGuard no_grad;
   model.eval();
   std::vector<int> ids = tokenizer.encode(prompt);
+  // The prompt's last token healed (data/token_healing.h): the first token sampled may be any that extends it.
+  std::optional<torch::Tensor> healing;
+  if (const auto healed = data::heal_prompt_end(tokenizer, ids)) {
+    healing = torch::zeros({static_cast<std::int64_t>(healed->allowed.size())}, torch::kBool);
+    auto* allowed = healing->data_ptr<bool>();
+    for (std::size_t id = 0; id < healed->allowed.size(); ++id) allowed[id] = healed->allowed[id];
+  }
   if (ids.empty()) ids.push_back(data::Tokenizer::kEos);  // an empty prompt starts a new document
   std::uint64_t state = data::mix64(seed);
   for (std::int64_t i = 0; i < new_tokens; ++i) {
@@ -22,6 +32,8 @@ std::string generate(model::LanguageModel& model, const data::Tokenizer& tokeniz
     const torch::Tensor input =
         torch::tensor(window, torch::kInt64).unsqueeze(0).to(model.parameters().front().device());
     torch::Tensor logits = model.forward(input)[0][-1].to(torch::kCPU, torch::kFloat64) / temperature;
+    if (i == 0 && healing)
+      logits = logits.masked_fill(healing->logical_not(), -std::numeric_limits<double>::infinity());
     if (top_k > 0 && top_k < logits.size(0)) {
       const double kth = std::get<0>(logits.topk(top_k))[-1].item<double>();
       logits = logits.masked_fill(logits < kth, -std::numeric_limits<double>::infinity());

@@ -1,5 +1,5 @@
 // Sampling text from a causal model: temperature and top-k, deterministic for
-// a given seed.
+// a given seed, with the prompt's last token healed (data/token_healing.h).
 #pragma once
 
 #include <cstdint>

@@ -1,12 +1,13 @@
 // A trained model back from a checkpoint, for `hpctrain eval` and
 // `hpctrain generate`: the checkpoint's own resolved config (plus --set
 // overrides), the model built from it with the stored weights, and the
-// tokenizer of its data set.
+// tokenizer of its data set (none for token files read without one).
 #pragma once
 
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,7 @@ struct TrainedModel {
   std::filesystem::path checkpoint;
   ckpt_file::CheckpointInfo info;
   config::Experiment experiment;
-  data::Tokenizer tokenizer;
+  std::optional<data::Tokenizer> tokenizer;
   std::shared_ptr<model::LanguageModel> model;
 };
 

@@ -73,10 +73,10 @@ void Trainer::set_up() {
   if (!data_) {
     ensure_prepared(e, world_, log_);
     const std::filesystem::path dir = e.data.dir;
-    tokenizer_.emplace(data::Tokenizer::load(dir / "tokenizer.model"));
-    train_set_.emplace(dir, "train", static_cast<std::size_t>(e.data.seq_len), tokenizer_->hash());
-    evaluator_.emplace(e, *tokenizer_);
-    vocab_size_ = tokenizer_->vocab_size();
+    if (e.data.has_tokenizer()) tokenizer_.emplace(data::Tokenizer::load(dir / "tokenizer.model"));
+    train_set_.emplace(dir, "train", static_cast<std::size_t>(e.data.seq_len), tokenizer_ ? tokenizer_->hash() : "");
+    evaluator_.emplace(e, tokenizer_ ? &*tokenizer_ : nullptr);
+    vocab_size_ = train_set_->vocab_size();
   }
 
   // Model and optimizer: the same seed on every rank; the reducer makes rank 0's weights everyone's.
@@ -84,8 +84,9 @@ void Trainer::set_up() {
   model_ = model::make_model(e.model, vocab_size_);
   model_->to(device);
   if (!data_) {
-    data_ = std::make_unique<TokenData>(*train_set_, batch_.global, rank, world_.size(), e.job.seed,
-                                        model_->objective(), data::make_mlm_masking(e.data, e.job.seed, *tokenizer_));
+    data_ =
+        std::make_unique<TokenData>(*train_set_, batch_.global, rank, world_.size(), e.job.seed, model_->objective(),
+                                    data::make_mlm_masking(e.data, e.job.seed, tokenizer_ ? &*tokenizer_ : nullptr));
   }
   optimizer_ = optim::make_optimizer(*model_, e.optimizer);
   reducer_ = reduce::make_reducer(e.parallel, *model_, *optimizer_, world_);
@@ -405,8 +406,11 @@ void Trainer::finish_reducer() {
 
 void Trainer::print_sample() {
   const config::Experiment& e = experiment_;
-  if (!tokenizer_ || model_->objective() != model::Objective::kCausal || e.eval.sample_tokens <= 0) return;
-  if (world_.rank() != 0) return;
+  if (model_->objective() != model::Objective::kCausal || e.eval.sample_tokens <= 0 || world_.rank() != 0) return;
+  if (!tokenizer_) {
+    if (e.data.token_files()) log_.line("no sample: token files with no tokenizer (data.tokenizer) to write text with");
+    return;
+  }
   const std::string sample = generate(*model_, *tokenizer_, e.eval.prompt, e.eval.sample_tokens, e.eval.temperature,
                                       e.eval.top_k, e.model.max_seq_len, e.job.seed);
   log_.line(fmt::format("sample (temperature {}, top-k {}):\n{}\n", e.eval.temperature, e.eval.top_k, sample));
@@ -501,11 +505,17 @@ TrainSummary Trainer::finish(bool stopped) {
                     test_eval_->loss, test_eval_->perplexity, test_eval_->coverage()));
   }
   const std::string run = experiment_.job.run_dir;
+  // A sample needs text: a causal model and a tokenizer to write it with.
+  const std::string generate = tokenizer_ && model_->objective() == model::Objective::kCausal
+                                   ? fmt::format(
+                                         "`hpctrain generate {}` samples again (--prompt, --temperature, "
+                                         "--seed), ",
+                                         run)
+                                   : "";
   log_.line(
-      fmt::format("next: `hpctrain generate {}` samples again (--prompt, --temperature, --seed), `hpctrain eval "
-                  "{}` evaluates the checkpoint, `jobgen status {}` sums the run up; docs/training.md explains "
-                  "this output",
-                  run, run, run));
+      fmt::format("next: {}`hpctrain eval {}` evaluates the checkpoint, `jobgen status {}` sums the run up; "
+                  "docs/training.md explains this output",
+                  generate, run, run));
   return summary;
 }
 

@@ -78,7 +78,7 @@ TEST_F(TrainerTest, TheSampleIsSpreadOverTheSplitAndNotFooledByAnEasyStart) {
   }
   world_->comm().barrier();  // rank 0's records are on disk for every rank
   const auto tokenizer = data::Tokenizer::load(fs::path(e.data.dir) / "tokenizer.model");
-  const Evaluator evaluator(e, tokenizer);
+  const Evaluator evaluator(e, &tokenizer);
   const std::size_t population = evaluator.validation().size();
   ASSERT_GT(population, 4 * static_cast<std::size_t>(kSamples));
   // The rule evaluations followed before: the split's first sequences.
@@ -92,7 +92,7 @@ TEST_F(TrainerTest, TheSampleIsSpreadOverTheSplitAndNotFooledByAnEasyStart) {
   for (const auto& [step, record] : periodic) {
     auto trained = load_trained_model(ckpt::checkpoint_path(e.job.run_dir, step), {}, [](const auto&) {});
     const EvalResult full = evaluator.full(*trained.model, world_->comm());
-    const data::MlmMasking masking = data::make_mlm_masking(e.data, e.job.seed, tokenizer);
+    const data::MlmMasking masking = data::make_mlm_masking(e.data, e.job.seed, &tokenizer);
     const EvalResult first = summarize(score_sequences(*trained.model, evaluator.validation(), prefix, masking,
                                                        e.training.micro_batch_size, false, world_->comm()));
     const double sampled = record["eval_loss"].get<double>();
@@ -182,7 +182,7 @@ TEST_F(TrainerTest, KeepBestKeepsTheLowestEvaluationAcrossAResume) {
   // Its weights are the ones that were evaluated: the same sample, the same loss.
   auto trained = load_trained_model(work_ / "best", {}, [](const auto&) {}, {.best = true});
   EXPECT_EQ(trained.info.step, best);
-  const Evaluator evaluator(trained.experiment, trained.tokenizer);
+  const Evaluator evaluator(trained.experiment, &*trained.tokenizer);
   EXPECT_EQ(evaluator.periodic(*trained.model, world_->comm()).sample.loss, lowest);
 }
 

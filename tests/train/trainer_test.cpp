@@ -158,7 +158,7 @@ TEST_F(TrainerTest, StepsMatchThePyTorchReference) {
   const auto tokenizer = data::Tokenizer::load(fs::path(data_) / "tokenizer.model");
   const data::TokenDataset train(data_, "train", 32, tokenizer.hash());
   auto recording = std::make_unique<Recording>(std::make_unique<TokenData>(
-      train, 4, 0, 1, e.job.seed, model::Objective::kCausal, data::make_mlm_masking(e.data, e.job.seed, tokenizer)));
+      train, 4, 0, 1, e.job.seed, model::Objective::kCausal, data::make_mlm_masking(e.data, e.job.seed, &tokenizer)));
   Recording& batches = *recording;
   Trainer trainer(e, *world_, env_, {std::move(recording), tokenizer.vocab_size()});
   testing::TensorDir in;

@@ -12,6 +12,7 @@
 #include "data/prepare.h"
 #include "data/sources.h"
 #include "data/token_dataset.h"
+#include "data/token_healing.h"
 #include "data/tokenizer.h"
 
 namespace hpctrain::data {
@@ -70,6 +71,35 @@ TEST_F(DataPipelineTest, CodeRoundTripsWithIndentationAndBlankLines) {
   EXPECT_EQ(tokenizer.decode(tokenizer.encode(odd)), odd);
   const auto ids = tokenizer.encode("a\nb");
   EXPECT_EQ(ids.size(), 3U) << "a newline is one token";
+}
+
+// A prompt ending in a space is cut where training text never is: healing
+// takes the lone space off and lets the first token be any that starts with it.
+TEST_F(DataPipelineTest, APromptsLastTokenIsHealedIntoTheTokensThatExtendIt) {
+  const auto result = prepare(experiment(), log_);
+  const Tokenizer tokenizer = Tokenizer::load(result.dir / "tokenizer.model");
+  std::vector<int> ids = tokenizer.encode("def ");
+  // Training text has "def" + a token starting with " " (" g", " greet"...).
+  const std::vector<int> whole = tokenizer.encode("def greet");
+  ASSERT_GE(whole.size(), 2U);
+  ASSERT_EQ(tokenizer.decode({whole[0]}), "def");
+  ASSERT_EQ(ids.size(), 2U);
+  ASSERT_NE(ids.back(), whole[1]) << "\"def \" ends in a token \"def greet\" does not have";
+  const auto healed = heal_prompt_end(tokenizer, ids);
+  ASSERT_TRUE(healed.has_value());
+  EXPECT_EQ(healed->cut, " ");
+  EXPECT_EQ(ids, std::vector<int>{whole.front()}) << "the prompt is \"def\" now";
+  EXPECT_TRUE(healed->allowed[static_cast<std::size_t>(whole[1])]) << "\"def greet\"'s second token extends the cut";
+  int allowed = 0;
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
+    if (!healed->allowed[static_cast<std::size_t>(id)]) continue;
+    ++allowed;
+    EXPECT_EQ(tokenizer.decode({id}).rfind(' ', 0), 0U) << "token " << id << " does not start with the cut space";
+  }
+  EXPECT_GT(allowed, 10);
+  EXPECT_FALSE(healed->allowed[static_cast<std::size_t>(tokenizer.encode("1").front())]);
+  std::vector<int> none;
+  EXPECT_FALSE(heal_prompt_end(tokenizer, none).has_value());
 }
 
 TEST_F(DataPipelineTest, PreparesCountsAndReusesAnUnchangedDataSet) {

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages hpctrain needs.
+# Installs the Debian packages hpctrain needs, on Debian 12 ("bookworm", the
+# reference platform: LibTorch 1.13) or Debian 13 ("trixie": LibTorch 2.6,
+# HDF5 1.14, MPICH 4.2, Slurm 24.11); the package names are the same on both.
 #   bash env/setup.sh               everything: build, run, every test, lint
 #   bash env/setup.sh --build-only  what building hpctrain and jobgen and running
 #                                   the quickstart need (the README's main command)
@@ -36,6 +38,20 @@ test_packages=(
   # the Debian package: dpkg-shlibdeps (dpkg-dev) for its Depends, lintian to check it
   lmod dpkg-dev lintian
 )
+# Which Debian: another distribution, or another release, may well have these
+# packages under other names or versions hpctrain was never built against.
+os_field() { sed -n "s/^$1=\"\{0,1\}\([^\"]*\)\"\{0,1\}\$/\1/p" /etc/os-release 2>/dev/null; }
+version=""
+[[ $(os_field ID) == debian ]] && version=$(os_field VERSION_ID)
+case "$version" in
+  12) ;;
+  13) test_packages+=(
+        # HF's safetensors, which reads hpctrain's exported weights (Debian 12 has no package)
+        python3-safetensors) ;;
+  *)
+    echo "setup: warning: this is not Debian 12 or 13 ($(os_field PRETTY_NAME)): trying Debian 12's package" \
+      "names; where apt lacks one, install its equivalent yourself" >&2 ;;
+esac
 case "${1:-}" in
   "") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
   --build-only) packages=("${build_packages[@]}") ;;

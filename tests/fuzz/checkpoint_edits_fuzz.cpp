@@ -96,7 +96,16 @@ struct Seed {
   std::vector<std::string> groups;
 };
 
-herr_t collect(hid_t /*group*/, const char* name, const H5O_info_t* info, void* seed) {
+// What H5Ovisit hands its callback: H5O_info_t on HDF5 1.10 (H5Ovisit2),
+// H5O_info2_t from 1.12 (H5Ovisit3; H5Ovisit2 there takes the 1.10 struct
+// under another name).
+#if H5_VERSION_GE(1, 12, 0)
+using ObjectInfo = H5O_info2_t;
+#else
+using ObjectInfo = H5O_info_t;
+#endif
+
+herr_t collect(hid_t /*group*/, const char* name, const ObjectInfo* info, void* seed) {
   auto& s = *static_cast<Seed*>(seed);
   if (info->type == H5O_TYPE_DATASET) s.datasets.emplace_back(name);
   if (info->type == H5O_TYPE_GROUP && std::string(name) != ".") s.groups.emplace_back(name);
@@ -110,7 +119,11 @@ Seed load_seed(const char* name) {
   s.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file >= 0) {
+#if H5_VERSION_GE(1, 12, 0)
+    H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, collect, &s, H5O_INFO_BASIC);
+#else
     H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, collect, &s, H5O_INFO_BASIC);
+#endif
     H5Fclose(file);
   }
   if (s.datasets.empty() || s.groups.empty()) std::abort();  // the seed is missing: nothing to fuzz

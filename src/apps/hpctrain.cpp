@@ -21,6 +21,8 @@
 #include "cli/train_command.h"
 #include "comm/nccl_backend.h"
 #include "data/sentencepiece_engine.h"
+#include "handles/hdf5.h"
+#include "handles/mpi.h"
 #include "runtime/libtorch_build.h"
 #include "support/build_info.h"
 
@@ -35,7 +37,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", [] {
     return hpctrain::support::version_line("hpctrain") + "\nLibTorch: " + hpctrain::runtime::describe_libtorch() +
            "\nSentencePiece plugin: " + hpctrain::data::sentencepiece_plugin_path() +
-           "\nNCCL backend: " + hpctrain::comm::nccl_backend_summary();
+           "\nNCCL backend: " + hpctrain::comm::nccl_backend_summary() +
+           "\nHDF5: " + hpctrain::handles::hdf5_library_version() +
+           "\nMPI: " + hpctrain::handles::MpiRuntime::library_version();
   });
   app.require_subcommand(1);
 

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "ckpt_file/checkpoint_files.h"
+#include "handles/hdf5.h"
 #include "handles/mpi.h"
 #include "support/build_info.h"
 #include "support/no_follow.h"
@@ -32,10 +33,8 @@ void fsync_path(const std::filesystem::path& path, bool directory) {
 }
 
 std::string library_versions() {
-  unsigned major = 0, minor = 0, release = 0;
-  H5get_libversion(&major, &minor, &release);
-  return fmt::format("hpctrain {}; LibTorch {}; HDF5 {}.{}.{}; {}", support::build_info().version, TORCH_VERSION, major,
-                     minor, release, handles::MpiRuntime::library_version());
+  return fmt::format("hpctrain {}; LibTorch {}; HDF5 {}; {}", support::build_info().version, TORCH_VERSION,
+                     handles::hdf5_library_version(), handles::MpiRuntime::library_version());
 }
 
 torch::ScalarType scalar_type(ckpt_file::ElementType type) {

@@ -40,4 +40,12 @@ void H5Id::reset() {
   id_ = H5I_INVALID_HID;
 }
 
+std::string hdf5_library_version() {
+  unsigned major = 0;
+  unsigned minor = 0;
+  unsigned release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return fmt::format("{}.{}.{}", major, minor, release);
+}
+
 }  // namespace hpctrain::handles

@@ -24,6 +24,9 @@ void check_h5_status(herr_t status, const std::string& what);
 // follow: errors reach the user through our exceptions instead.
 void quiet_hdf5_errors();
 
+// The libhdf5 this process runs against, "1.14.5" (H5get_libversion).
+std::string hdf5_library_version();
+
 class H5Id {
  public:
   H5Id() = default;

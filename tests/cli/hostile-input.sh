@@ -13,6 +13,19 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
 exp=$src/jobs/quickstart.toml
+# The files under tests/fuzz/libhdf5-crashes crash libhdf5 1.10 (Debian 12);
+# HDF5 1.14 (Debian 13) refuses them itself, and hpctrain names what it could
+# not open. Either way the refusal is clean; which one is expected depends on
+# the libhdf5 hpctrain runs against.
+hdf5=$("$hpctrain" --version | sed -n 's/^HDF5: //p')
+[[ -n $hdf5 ]] || { echo "FAIL: hpctrain --version names no HDF5"; exit 1; }
+if [[ $hdf5 == 1.10.* ]]; then
+  sigfpe="libhdf5 crashed reading it, killed by SIGFPE"
+  overread="model/tok_emb.weight fails its checksum or cannot be read"
+else
+  sigfpe="[^ ]+ cannot be opened"
+  overread="[^ ]+ cannot be opened"
+fi
 
 fail() {
   echo "FAIL: $*"
@@ -76,18 +89,18 @@ refused "^hpctrain: error: .*attribute-exists-heap-overflow.h5: " "$hpctrain" ck
 # (docs/security.md); the release build names the datasets it cannot read.
 timeout 60 "$hpctrain" ckpt verify "$src/tests/fuzz/libhdf5-crashes/dataset-read-heap-overread.h5" >"$work/out" 2>&1
 rc=$?
-if ((rc != 1)) || ! grep -q "^BAD  .*dataset-read-heap-overread.h5: .*model/tok_emb.weight fails its checksum or cannot be read" "$work/out"; then
+if ((rc != 1)) || ! grep -Eq "^BAD  .*dataset-read-heap-overread.h5: .*$overread" "$work/out"; then
   fail "ckpt verify dataset-read-heap-overread exited $rc: $(head -c 400 "$work/out")"
 fi
 # libhdf5 1.10.8 divides by zero opening this one's dataset (docs/security.md):
 # checkpoints are read in a child process first, so hpctrain refuses the file
 # instead of dying with SIGFPE.
 fpe=$src/tests/fuzz/libhdf5-crashes/chunk-set-info-divide-by-zero.h5
-refused "^hpctrain: error: .*divide-by-zero.h5: libhdf5 crashed reading it, killed by SIGFPE" "$hpctrain" ckpt inspect "$fpe"
-refused "^hpctrain: error: .*divide-by-zero.h5: libhdf5 crashed reading it, killed by SIGFPE" "$hpctrain" eval "$fpe"
+refused "^hpctrain: error: .*divide-by-zero.h5: $sigfpe" "$hpctrain" ckpt inspect "$fpe"
+refused "^hpctrain: error: .*divide-by-zero.h5: $sigfpe" "$hpctrain" eval "$fpe"
 timeout 60 "$hpctrain" ckpt verify "$fpe" >"$work/out" 2>&1
 rc=$?
-if ((rc != 1)) || ! grep -q "^BAD  .*divide-by-zero.h5: libhdf5 crashed reading it, killed by SIGFPE" "$work/out"; then
+if ((rc != 1)) || ! grep -Eq "^BAD  .*divide-by-zero.h5: $sigfpe" "$work/out"; then
   fail "ckpt verify divide-by-zero exited $rc: $(head -c 400 "$work/out")"
 fi
 # A format-2 checkpoint (no manifest) still verifies, with a warning.
@@ -105,7 +118,7 @@ tiny=(--set "data.dir=$data" --set "job.run_dir=$run" --set training.steps=1 --s
 handled "$hpctrain" train "$exp" "${tiny[@]}"
 grep -q "skipping checkpoint .*step-00000009.h5: attribute format_version is not a single value" "$work/out" ||
   fail "auto-resume did not name the crafted checkpoint: $(tail -5 "$work/out")"
-grep -q "skipping checkpoint .*step-00000010.h5: libhdf5 crashed reading it, killed by SIGFPE" "$work/out" ||
+grep -Eq "skipping checkpoint .*step-00000010.h5: $sigfpe" "$work/out" ||
   fail "auto-resume did not name the checkpoint that crashes libhdf5: $(tail -5 "$work/out")"
 
 # 2. prepare never deletes a directory it did not make.

@@ -68,6 +68,9 @@ echo "debian13: $command"
 unshare --mount --pid --fork --propagation private bash -c '
   set -euo pipefail
   fs=$1 command=$2
+  # The root a mount point of its own, as / is on a machine: tests that
+  # unshare a mount namespace change its propagation, which needs one.
+  mount --bind "$fs" "$fs"
   mount -t proc proc "$fs/proc"
   mount --rbind /sys "$fs/sys"
   mount --rbind /dev "$fs/dev"

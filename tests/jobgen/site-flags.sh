@@ -32,7 +32,8 @@ srun_args = ["--kill-on-bad-exit=1", "--label"]
 "overcommit" = false
 TOML
 } >"$exp"
-line_of() { grep -n "^$1" "$exp" | head -1 | cut -d: -f1; }
+# The last occurrence: the experiment above may have a key of the same name ([data] exclude).
+line_of() { grep -n "^$1" "$exp" | tail -1 | cut -d: -f1; }
 "$jobgen" "$exp" >"$work/job.sbatch" || fail "the site keys did not render"
 for want in "--gpus-per-task=\"1\"  # $exp:$(line_of gpus_per_task):17" \
   "--exclusive  # $exp:$(line_of exclusive):13" \

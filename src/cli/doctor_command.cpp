@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "cli/agreed_failure.h"
 #include "cluster/environment.h"
 #include "cluster/hostlist.h"
 #include "cluster/network_interface.h"
@@ -121,31 +122,33 @@ void check_nccl(comm::World& world, const DoctorOptions& options) {
 
 void run_doctor(const DoctorOptions& options) {
   const auto env = cluster::Environment::current();
-  const handles::MpiRuntime mpi;
+  handles::MpiRuntime mpi;
   // A signal in a batch job ends the check with exit 75, never a hang in
   // MPICH's own SIGUSR1 handler.
   train::exit_on_any_preemption_signal();
-  comm::World world(mpi, env, comm::WorldOptions{options.collective_timeout, options.wait});
+  finalize_after_agreed_failure(mpi, [&] {
+    comm::World world(mpi, env, comm::WorldOptions{options.collective_timeout, options.wait});
 
-  const runtime::ThreadPlan plan = runtime::plan_threads(env, world.local_size());
-  runtime::apply_threads(plan.threads);
-  const runtime::BlasInfo blas = runtime::describe_blas();
+    const runtime::ThreadPlan plan = runtime::plan_threads(env, world.local_size());
+    runtime::apply_threads(plan.threads);
+    const runtime::BlasInfo blas = runtime::describe_blas();
 
-  const auto lines = comm::allgather_strings(world.comm(), rank_line(world), 2048);
-  if (world.rank() == 0) {
-    print_summary(world, plan, blas);
-    fmt::print("\n");
-    for (const auto& line : lines) fmt::print("{}\n", line);
-    (void)std::fflush(stdout);
-  }
-  if (options.bandwidth) {
-    const auto buffer = comm::host_bandwidth_buffer(options.max_bytes);
-    const auto rows = comm::measure_allreduce(world.comm(), *buffer, options.min_bytes, options.max_bytes);
-    if (world.rank() == 0) print_bandwidth(rows, world.size(), "mpi");
-    agree_all_right(world, rows, "MPI");
-  }
-  if (options.nccl) check_nccl(world, options);
-  world.comm().barrier();
+    const auto lines = comm::allgather_strings(world.comm(), rank_line(world), 2048);
+    if (world.rank() == 0) {
+      print_summary(world, plan, blas);
+      fmt::print("\n");
+      for (const auto& line : lines) fmt::print("{}\n", line);
+      (void)std::fflush(stdout);
+    }
+    if (options.bandwidth) {
+      const auto buffer = comm::host_bandwidth_buffer(options.max_bytes);
+      const auto rows = comm::measure_allreduce(world.comm(), *buffer, options.min_bytes, options.max_bytes);
+      if (world.rank() == 0) print_bandwidth(rows, world.size(), "mpi");
+      agree_all_right(world, rows, "MPI");
+    }
+    if (options.nccl) check_nccl(world, options);
+    world.comm().barrier();
+  });
 }
 
 }  // namespace hpctrain::cli

@@ -5,6 +5,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "cli/agreed_failure.h"
 #include "cli/world_options.h"
 #include "cluster/environment.h"
 #include "comm/world.h"
@@ -30,47 +31,49 @@ std::function<void(const ckpt_file::Verdict&)> report_skipped(bool speaks) {
 
 void run_eval(const std::string& target, const std::vector<std::string>& overrides, const EvalOptions& options) {
   const auto env = cluster::Environment::current();
-  const handles::MpiRuntime mpi;
+  handles::MpiRuntime mpi;
   // Nothing here to checkpoint: a signal ends the evaluation with exit 75
   // (after MPI starts, whose library may have taken SIGUSR1 for itself).
   train::exit_on_any_preemption_signal();
-  auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0), options.weights);
-  auto& e = trained.experiment;
-  if (options.split == "test") {
-    if (!e.data.has_test_split()) {
-      throw std::runtime_error(
-          fmt::format("{}: its data set has no test split (data.test_fraction = 0, no "
-                      "data.test_sources)",
-                      trained.checkpoint.string()));
+  finalize_after_agreed_failure(mpi, [&] {
+    auto trained = train::load_trained_model(target, overrides, report_skipped(mpi.world_rank() == 0), options.weights);
+    auto& e = trained.experiment;
+    if (options.split == "test") {
+      if (!e.data.has_test_split()) {
+        throw std::runtime_error(
+            fmt::format("{}: its data set has no test split (data.test_fraction = 0, no "
+                        "data.test_sources)",
+                        trained.checkpoint.string()));
+      }
+      e.eval.test = true;
     }
-    e.eval.test = true;
-  }
-  comm::World world(mpi, env, world_options(e.parallel));
-  runtime::apply_threads(train::thread_plan(e, env, world.local_size()).threads);
-  // Scoring a split allocates and frees the same logits batch after batch, as
-  // training does: without the training heap policy, glibc maps and unmaps
-  // them each time (6x slower on the quickstart's validation split).
-  (void)runtime::keep_freed_memory(env);
-  const train::Evaluator evaluator(e, trained.tokenizer ? &*trained.tokenizer : nullptr);
-  train::EvalResult r;
-  if (options.split == "test") {
-    r = *evaluator.test(*trained.model, world.comm());
-  } else if (options.sample) {
-    r = evaluator.periodic(*trained.model, world.comm()).sample;
-  } else {
-    r = evaluator.full(*trained.model, world.comm());
-  }
-  if (world.rank() == 0) {
-    fmt::print("checkpoint {} (step {}, trained on {} rank{}{})\n", trained.checkpoint.string(), trained.info.step,
-               trained.info.world_size, trained.info.world_size == 1 ? "" : "s",
-               options.weights.ema ? ", the moving average of its weights" : "");
-    fmt::print("{} loss {:.4f}, perplexity {:.3f} over {}{}\n", r.split == "test" ? "test" : "validation", r.loss,
-               r.perplexity, r.coverage(),
-               trained.model->objective() == model::Objective::kMasked
-                   ? fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy)
-                   : "");
-  }
-  world.comm().barrier();
+    comm::World world(mpi, env, world_options(e.parallel));
+    runtime::apply_threads(train::thread_plan(e, env, world.local_size()).threads);
+    // Scoring a split allocates and frees the same logits batch after batch, as
+    // training does: without the training heap policy, glibc maps and unmaps
+    // them each time (6x slower on the quickstart's validation split).
+    (void)runtime::keep_freed_memory(env);
+    const train::Evaluator evaluator(e, trained.tokenizer ? &*trained.tokenizer : nullptr);
+    train::EvalResult r;
+    if (options.split == "test") {
+      r = *evaluator.test(*trained.model, world.comm());
+    } else if (options.sample) {
+      r = evaluator.periodic(*trained.model, world.comm()).sample;
+    } else {
+      r = evaluator.full(*trained.model, world.comm());
+    }
+    if (world.rank() == 0) {
+      fmt::print("checkpoint {} (step {}, trained on {} rank{}{})\n", trained.checkpoint.string(), trained.info.step,
+                 trained.info.world_size, trained.info.world_size == 1 ? "" : "s",
+                 options.weights.ema ? ", the moving average of its weights" : "");
+      fmt::print("{} loss {:.4f}, perplexity {:.3f} over {}{}\n", r.split == "test" ? "test" : "validation", r.loss,
+                 r.perplexity, r.coverage(),
+                 trained.model->objective() == model::Objective::kMasked
+                     ? fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy)
+                     : "");
+    }
+    world.comm().barrier();
+  });
 }
 
 void run_generate(const std::string& target, const GenerateOptions& options) {

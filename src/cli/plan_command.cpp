@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/agreed_failure.h"
 #include "cli/world_options.h"
 #include "cluster/environment.h"
 #include "comm/allreduce_bandwidth.h"
@@ -92,85 +93,87 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
               const PlanOptions& options) {
   const auto env = cluster::Environment::current();
   handles::MpiRuntime mpi;
-  // Each rank's own scratch run directory: the measurements write nothing the user keeps.
-  const ScratchDirectory scratch;
-  std::vector<std::string> settings = overrides;
-  for (const char* s : {"checkpoint.resume=never", "checkpoint.interval=0", "checkpoint.keep_best=false",
-                        "eval.interval=0", "eval.sample_tokens=0", "logging.interval=1000000000"}) {
-    settings.emplace_back(s);
-  }
-  settings.push_back("job.run_dir=" + scratch.path().string());
-  const config::Experiment e = config::load_experiment(experiment_file, settings);
-  comm::World world(mpi, env, world_options(e.parallel));
-  const bool root = world.rank() == 0;
-  const auto say = [&](const std::string& text) {
-    if (root) fmt::print("{}\n", text);
-  };
-  say(fmt::format("plan: measuring {} on {} rank{} ({} timed steps after {} untimed, random tokens)", e.path,
-                  world.size(), world.size() == 1 ? "" : "s", options.steps, options.warmup));
+  finalize_after_agreed_failure(mpi, [&] {
+    // Each rank's own scratch run directory: the measurements write nothing the user keeps.
+    const ScratchDirectory scratch;
+    std::vector<std::string> settings = overrides;
+    for (const char* s : {"checkpoint.resume=never", "checkpoint.interval=0", "checkpoint.keep_best=false",
+                          "eval.interval=0", "eval.sample_tokens=0", "logging.interval=1000000000"}) {
+      settings.emplace_back(s);
+    }
+    settings.push_back("job.run_dir=" + scratch.path().string());
+    const config::Experiment e = config::load_experiment(experiment_file, settings);
+    comm::World world(mpi, env, world_options(e.parallel));
+    const bool root = world.rank() == 0;
+    const auto say = [&](const std::string& text) {
+      if (root) fmt::print("{}\n", text);
+    };
+    say(fmt::format("plan: measuring {} on {} rank{} ({} timed steps after {} untimed, random tokens)", e.path,
+                    world.size(), world.size() == 1 ? "" : "s", options.steps, options.warmup));
 
-  // A DDAP local step (no merge within the measurement) is the step with no
-  // communication at all; DDP's step is the experiment's own.
-  std::vector<std::string> local = settings;
-  for (const char* s : {"parallel.reducer=ddap", "parallel.zero=0", "parallel.merge_mode=blocking",
-                        "parallel.merge_every=1000000000"}) {
-    local.emplace_back(s);
-  }
-  // DDAP wants a sample on every rank; DDP's extra ranks would stand in with
-  // one (train/batch_geometry.h), which is what a rank then computes.
-  if (e.training.batch_size < world.size()) local.push_back(fmt::format("training.batch_size={}", world.size()));
-  std::vector<std::string> ddp = settings;
-  ddp.emplace_back("parallel.reducer=ddp");
-  const StepTime local_step = median_step(e, local, world, env, options);
-  const double compute = local_step.seconds;
-  const double ddp_step = median_step(e, ddp, world, env, options).seconds;
+    // A DDAP local step (no merge within the measurement) is the step with no
+    // communication at all; DDP's step is the experiment's own.
+    std::vector<std::string> local = settings;
+    for (const char* s : {"parallel.reducer=ddap", "parallel.zero=0", "parallel.merge_mode=blocking",
+                          "parallel.merge_every=1000000000"}) {
+      local.emplace_back(s);
+    }
+    // DDAP wants a sample on every rank; DDP's extra ranks would stand in with
+    // one (train/batch_geometry.h), which is what a rank then computes.
+    if (e.training.batch_size < world.size()) local.push_back(fmt::format("training.batch_size={}", world.size()));
+    std::vector<std::string> ddp = settings;
+    ddp.emplace_back("parallel.reducer=ddp");
+    const StepTime local_step = median_step(e, local, world, env, options);
+    const double compute = local_step.seconds;
+    const double ddp_step = median_step(e, ddp, world, env, options).seconds;
 
-  // One allreduce of the model, as a merge sends it (fp32, over MPI).
-  const std::int64_t parameters = local_step.parameters;
-  const auto bytes = static_cast<std::size_t>(parameters) * 4;
-  auto buffer = comm::host_bandwidth_buffer(bytes);
-  const comm::BandwidthRow merge = comm::measure_allreduce(world.comm(), *buffer, bytes, bytes).front();
-  if (!root) return;
+    // One allreduce of the model, as a merge sends it (fp32, over MPI).
+    const std::int64_t parameters = local_step.parameters;
+    const auto bytes = static_cast<std::size_t>(parameters) * 4;
+    auto buffer = comm::host_bandwidth_buffer(bytes);
+    const comm::BandwidthRow merge = comm::measure_allreduce(world.comm(), *buffer, bytes, bytes).front();
+    if (!root) return;
 
-  const double exposed = std::max(0.0, ddp_step - compute);
-  fmt::print(
-      "plan: model {:.2f}M parameters: {:.1f} MB of fp32 weights, the size of DDP's gradients every step{}\n"
-      "  step without communication (a DDAP local step)   {:8.1f} ms\n"
-      "  DDP step, as the experiment sets it               {:8.1f} ms: communication adds {:.1f} ms, {:.1f}% of the "
-      "step\n"
-      "  one allreduce of the model (MPI)                  {:8.1f} ms (busbw {:.2f} GB/s)\n",
-      static_cast<double>(parameters) / 1e6, static_cast<double>(bytes) / 1e6,
-      e.parallel.bf16_compression ? " (half that as bf16: parallel.bf16_compression)" : "", 1e3 * compute,
-      1e3 * ddp_step, 1e3 * exposed, ddp_step > 0 ? 100 * exposed / ddp_step : 0.0, 1e3 * merge.seconds, merge.busbw);
-  // A blocking merge costs one allreduce of the model (average, diloco),
-  // three (ties), and two more with merge_moments; every H steps.
-  const int allreduces = (e.parallel.merge == config::MergeKind::kTies ? 3 : 1) + (e.parallel.merge_moments ? 2 : 0);
-  fmt::print("  DDAP ({} merge{}, blocking), per step:\n", config::name_of(e.parallel.merge),
-             e.parallel.merge_moments ? " with the moments" : "");
-  double best = 0;
-  std::vector<std::int64_t> intervals = {4, 16, 64};
-  if (std::find(intervals.begin(), intervals.end(), e.parallel.merge_every) == intervals.end()) {
-    intervals.push_back(e.parallel.merge_every);
-  }
-  std::sort(intervals.begin(), intervals.end());
-  for (const std::int64_t h : intervals) {
-    const double step = compute + allreduces * merge.seconds / static_cast<double>(h);
-    const double speed = ddp_step / step;
-    best = std::max(best, speed);
-    fmt::print("    H = {:<4} {:8.1f} ms: {:.2f}x DDP's tokens/s{}\n", h, 1e3 * step, speed,
-               h == e.parallel.merge_every ? " (parallel.merge_every)" : "");
-  }
-  const double ceiling = ddp_step / std::max(compute, 1e-9);
-  fmt::print(
-      "plan: DDAP needs about {:.1f}x DDP's tokens for the same loss (docs/reducers.md, \"What a local step is "
-      "worth\"), so it reaches a loss sooner only where it runs more than {:.1f}x DDP's tokens/s. Here it runs at "
-      "most {:.2f}x (no communication at all: {:.2f}x). {}\n",
-      kDdapTokenCost, kDdapTokenCost, best, ceiling,
-      best > kDdapTokenCost
-          ? fmt::format("DDAP should win, by up to about {:.1f}x: compare both on your data (docs/reducers.md, "
-                        "\"Choosing by measurement\").",
-                        best / kDdapTokenCost)
-          : "Use DDP: its communication costs less than DDAP's extra tokens.");
+    const double exposed = std::max(0.0, ddp_step - compute);
+    fmt::print(
+        "plan: model {:.2f}M parameters: {:.1f} MB of fp32 weights, the size of DDP's gradients every step{}\n"
+        "  step without communication (a DDAP local step)   {:8.1f} ms\n"
+        "  DDP step, as the experiment sets it               {:8.1f} ms: communication adds {:.1f} ms, {:.1f}% of the "
+        "step\n"
+        "  one allreduce of the model (MPI)                  {:8.1f} ms (busbw {:.2f} GB/s)\n",
+        static_cast<double>(parameters) / 1e6, static_cast<double>(bytes) / 1e6,
+        e.parallel.bf16_compression ? " (half that as bf16: parallel.bf16_compression)" : "", 1e3 * compute,
+        1e3 * ddp_step, 1e3 * exposed, ddp_step > 0 ? 100 * exposed / ddp_step : 0.0, 1e3 * merge.seconds, merge.busbw);
+    // A blocking merge costs one allreduce of the model (average, diloco),
+    // three (ties), and two more with merge_moments; every H steps.
+    const int allreduces = (e.parallel.merge == config::MergeKind::kTies ? 3 : 1) + (e.parallel.merge_moments ? 2 : 0);
+    fmt::print("  DDAP ({} merge{}, blocking), per step:\n", config::name_of(e.parallel.merge),
+               e.parallel.merge_moments ? " with the moments" : "");
+    double best = 0;
+    std::vector<std::int64_t> intervals = {4, 16, 64};
+    if (std::find(intervals.begin(), intervals.end(), e.parallel.merge_every) == intervals.end()) {
+      intervals.push_back(e.parallel.merge_every);
+    }
+    std::sort(intervals.begin(), intervals.end());
+    for (const std::int64_t h : intervals) {
+      const double step = compute + allreduces * merge.seconds / static_cast<double>(h);
+      const double speed = ddp_step / step;
+      best = std::max(best, speed);
+      fmt::print("    H = {:<4} {:8.1f} ms: {:.2f}x DDP's tokens/s{}\n", h, 1e3 * step, speed,
+                 h == e.parallel.merge_every ? " (parallel.merge_every)" : "");
+    }
+    const double ceiling = ddp_step / std::max(compute, 1e-9);
+    fmt::print(
+        "plan: DDAP needs about {:.1f}x DDP's tokens for the same loss (docs/reducers.md, \"What a local step is "
+        "worth\"), so it reaches a loss sooner only where it runs more than {:.1f}x DDP's tokens/s. Here it runs at "
+        "most {:.2f}x (no communication at all: {:.2f}x). {}\n",
+        kDdapTokenCost, kDdapTokenCost, best, ceiling,
+        best > kDdapTokenCost
+            ? fmt::format("DDAP should win, by up to about {:.1f}x: compare both on your data (docs/reducers.md, "
+                          "\"Choosing by measurement\").",
+                          best / kDdapTokenCost)
+            : "Use DDP: its communication costs less than DDAP's extra tokens.");
+  });
 }
 
 }  // namespace hpctrain::cli

@@ -1,9 +1,11 @@
-// Hostlist grammar, following Slurm 22.05 (src/common/hostlist.c):
+// Hostlist grammar, following Slurm (src/common/hostlist.c):
 //  - tokens are separated by commas or whitespace outside brackets;
-//  - a token's LAST bracket group is its range list, and nothing may follow it
-//    ("x[1-3]y" and "tux[1-2]-ib" are rejected);
-//  - earlier bracket groups inside the token's prefix form a product, outer first
-//    ("rack[1-2]n[1-3]" is six hosts, "a[1-2]-b[3-4]" four);
+//  - a token's bracket groups form a product, the last group varying fastest,
+//    then the first, second, ... ("rack[1-2]n[1-3]" is six hosts, "a[1-2]-b[3-4]" four);
+//  - text after the last group is a suffix of every name ("tux[1-2]-ib" is
+//    tux1-ib tux2-ib, "node-[0-1].cluster" node-0.cluster node-1.cluster).
+//    Slurm 24.11 reads it so and sets SLURM_JOB_NODELIST so for nodes named
+//    that way; Slurm 22.05 refused it, so the wider reading loses nothing;
 //  - a range's zero padding is the width of its low bound ("n[08-10]").
 // We are stricter than Slurm in two places, where Slurm silently produces a
 // mangled name: unbalanced or nested brackets ("n[1-2" gives Slurm "n]"), and
@@ -125,8 +127,8 @@ std::vector<std::string> group_values(std::string_view expression, std::string_v
   return values;
 }
 
-// One token: literal text and bracket groups, the last group closing the
-// token. The product is ordered as Slurm orders it: the last group varies
+// One token: literal text and bracket groups, then an optional literal
+// suffix. The product is ordered as Slurm orders it: the last group varies
 // fastest, then the first, the second, ..., the next-to-last slowest.
 void expand_token(std::string_view expression, std::string_view token, std::vector<std::string>& hosts,
                   std::size_t& bytes) {
@@ -135,10 +137,12 @@ void expand_token(std::string_view expression, std::string_view token, std::vect
   std::size_t at = 0;
   std::size_t values = 0;
   std::size_t value_bytes = 0;
+  std::string_view suffix;
   while (at < token.size()) {
     const auto open = token.find('[', at);
     if (open == std::string_view::npos) {
-      reject(expression, fmt::format("'{}' has text after its last ']', which Slurm does not allow", token));
+      suffix = token.substr(at);
+      break;
     }
     const auto close = token.find(']', open);
     literals.emplace_back(token.substr(at, open - at));
@@ -147,7 +151,7 @@ void expand_token(std::string_view expression, std::string_view token, std::vect
   }
   // The size of the product, before building it.
   std::size_t count = 1;
-  std::size_t length = 1;  // a name and its share of the vector
+  std::size_t length = 1 + suffix.size();  // a name and its share of the vector
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (count > kMaxHosts / groups[g].size()) reject(expression, fmt::format("more than {} hosts", kMaxHosts));
     count *= groups[g].size();
@@ -169,6 +173,7 @@ void expand_token(std::string_view expression, std::string_view token, std::vect
     std::string host;
     host.reserve(length);
     for (std::size_t g = 0; g < groups.size(); ++g) host.append(literals[g]).append(groups[g][digit[g]]);
+    host.append(suffix);
     hosts.push_back(std::move(host));
     for (const std::size_t g : order) {
       if (++digit[g] < groups[g].size()) break;

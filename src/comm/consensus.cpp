@@ -71,7 +71,7 @@ void agree_or_throw(Communicator& comm, const std::optional<std::string>& local_
                            text.substr(1));
   }
   if (unshown > 0) message += fmt::format(" (and {} more rank{} with other errors)", unshown, unshown == 1 ? "" : "s");
-  throw BootstrapError(message);
+  throw AgreedError(message);
 }
 
 }  // namespace hpctrain::comm

@@ -19,21 +19,32 @@ class BootstrapError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A failure every rank of the world throws at the same point, right after the
+// allgather that told them all of it (agree_or_throw): no rank is left inside
+// a collective, so MPI may be finalized before the process ends (see
+// cli/agreed_failure.h for why that matters).
+class AgreedError : public BootstrapError {
+ public:
+  using BootstrapError::BootstrapError;
+};
+
 // Every rank's string, in rank order. Strings longer than `max_bytes` are cut.
 std::vector<std::string> allgather_strings(Communicator& comm, const std::string& mine, std::size_t max_bytes = 1024);
 
 // `value` as rank `root` has it, on every rank (length first, then the bytes).
 std::string broadcast_string(Communicator& comm, const std::string& value, int root);
 
-// Throws BootstrapError on every rank when any rank passes an error. The one
+// Throws AgreedError on every rank when any rank passes an error. The one
 // message names every failing rank, grouped by error text in order of the lowest
 // rank ("ranks 0, 2, 3: X; rank 1: Y"; runs of three or more as "4-7"), at
 // most four texts, then a count.
 void agree_or_throw(Communicator& comm, const std::optional<std::string>& local_error);
 
 // Runs `step` on every rank and turns any rank's exception into the same
-// BootstrapError everywhere, so that no rank goes on into a collective the
-// failed one will never enter. Returns what `step` returned.
+// AgreedError everywhere, so that no rank goes on into a collective the
+// failed one will never enter. Returns what `step` returned. `comm` must span
+// the world for the error to be an AgreedError in the world's sense; every
+// caller passes the world's communicator or a duplicate of it.
 template <typename Step>
 auto on_all_ranks(Communicator& comm, Step&& step) {
   using Result = decltype(step());

@@ -56,7 +56,11 @@ MpiRuntime::MpiRuntime() {
 
 MpiRuntime::~MpiRuntime() {
   if (finalized() || std::uncaught_exceptions() > 0) return;
-  const int status = exit_status_;
+  finalize(exit_status_, "the work is complete");
+}
+
+void MpiRuntime::finalize(int status, std::string_view outcome) {
+  exit_status_ = status;
   std::mutex mutex;
   std::condition_variable done_changed;
   bool done = false;
@@ -65,8 +69,8 @@ MpiRuntime::~MpiRuntime() {
     if (done_changed.wait_for(lock, finalize_grace, [&] { return done; })) return;
     fmt::print(stderr,
                "hpctrain: MPI_Finalize did not return within {} s (a known MPICH 4.0.2 hang over UCX's TCP "
-               "transport); the work is complete, ending with status {}\n",
-               finalize_grace.count(), status);
+               "transport); {}, ending with status {}\n",
+               finalize_grace.count(), outcome, status);
     (void)std::fflush(nullptr);
     std::_Exit(status);
   });

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace hpctrain::handles {
 
@@ -38,7 +39,10 @@ void require_thread_multiple(int provided);
 // be inside a collective this rank will never join, so it could hang, and the
 // program's edge, which prints the error, runs only after this destructor.
 // The process ends with the edge's status 1; the other ranks' collective
-// timeouts name it as missing.
+// timeouts name it as missing. A failure every rank agreed on is different:
+// no collective is pending, and the caller finalizes (finalize(1)) before the
+// exception goes on, since MPICH 4.2's mpiexec may report status 0 for ranks
+// that end without MPI_Finalize.
 class MpiRuntime {
  public:
   static constexpr std::chrono::seconds finalize_grace{30};
@@ -54,6 +58,10 @@ class MpiRuntime {
   [[nodiscard]] static std::string library_version();
   // The status to end with should MPI_Finalize not return in time.
   void set_exit_status(int status) { exit_status_ = status; }
+  // MPI_Finalize now, within finalize_grace; past it the process says
+  // `outcome` and ends with `status`. Every rank must call it; no MPI call
+  // may follow.
+  void finalize(int status, std::string_view outcome);
 
  private:
   int thread_level_ = MPI_THREAD_SINGLE;

@@ -6,6 +6,10 @@
 # Where scontrol reports "Invalid hostlist", hpctrain must exit non-zero. Where
 # scontrol turns malformed input into a mangled name, hpctrain must refuse it
 # (the STRICTER list below); those are our only deliberate differences.
+# Slurm 24.11 reads text after a token's last ']' as a suffix of every name
+# ("tux[1-2]-ib"), which Slurm 22.05 refused; hpctrain reads it as 24.11 does.
+# Those (the SUFFIXED list) are compared with the scontrol found when it reads
+# them, and otherwise with what Slurm 24.11's scontrol printed for them.
 set -euo pipefail
 hpctrain=$1
 if ! command -v scontrol >/dev/null; then
@@ -26,11 +30,15 @@ same=(
   'node[01-03,7],gpu-a[1-2]' 'n[1-2] m[3-4]' 'n[08-10]' 'n[8-10]' 'n[001-003]' 'n[01-2]' 'n[1-02]'
   'rack[1-2]n[1-3]' 'a[1-2]-b[3-4]' 'n[1-3]x[1-2]' 'n[1-2][3]' 'a[1-2]b[1-2]c[1-2]'
   'login' 'a,a,b' 'b,a' 'a b  c' 'a,,b' ',n1' 'n1,' 'n1[2-3]' 'gpu-a1,gpu-b[1-2]' 'n[1,3,5-7,2]'
-  'n[9-11]' 'n[099-101]' 'n[1-]' 'node-[0-1].cluster' 'x.y[1-2]' 'n[0]' 'n[00000-00002]'
-  'n[1-65536]' 'n[1-65537]' 'x[001-003]y' 'tux[1-2]-ib' 'n[3-1]' 'n[1,,2]' 'n[]' 'n[0x1]' 'n[-1]' 'n[1--2]'
-  'a[1-2]b[3-4]c' 'n[1-2]]' 'n[1-70000]' 'n[a-b]' 'n[[1]]'
+  'n[9-11]' 'n[099-101]' 'n[1-]' 'x.y[1-2]' 'n[0]' 'n[00000-00002]'
+  'n[1-65536]' 'n[1-65537]' 'n[3-1]' 'n[1,,2]' 'n[]' 'n[0x1]' 'n[-1]' 'n[1--2]' 'n[1-70000]' 'n[a-b]'
 )
-stricter=('n[1-2' 'n]' 'n[ 1-2]' 'n[+1-2]')
+declare -A suffixed=(
+  ['x[001-003]y']='x001y x002y x003y' ['tux[1-2]-ib']='tux1-ib tux2-ib'
+  ['node-[0-1].cluster']='node-0.cluster node-1.cluster' ['a[1-2]b[3-4]c']='a1b3c a1b4c a2b3c a2b4c'
+  ['a[1-2]-b[3-4]-c']='a1-b3-c a1-b4-c a2-b3-c a2-b4-c' ['n[1-2]0']='n10 n20' ['n[1-2]x,m']='n1x n2x m'
+)
+stricter=('n[1-2' 'n]' 'n[ 1-2]' 'n[+1-2]' 'n[1-2]]' 'n[[1]]' 'n[1-2]x]' 'n[1-2]]x')
 # Compression: `scontrol show hostlist` against `hpctrain hostlist`.
 ranged=('n1,n2,n3,n5' 'n1,n3,n2,n2' 'n9,n10,n01,n2,a,a' 'n[08-10]' 'login,n[1-2],gpu1' 'n1' 'a1-b3,a1-b4'
   'rack1n[1-3],rack2n[1-3]' 'n[099-101]' 'x,y,z' 'n01,n1' 'n7,n8,m1,n9')
@@ -54,6 +62,22 @@ compare_expansion() {  # EXPR
     diff <(echo "$want") <(echo "$got") | head -5
   else
     echo "same '$expr': $(echo -n "$want" | grep -c '') hosts"
+  fi
+}
+compare_suffixed() {  # EXPR WANT (Slurm 24.11's expansion)
+  local got
+  if ! got=$("$hpctrain" hostnames "$1" 2>&1); then
+    echo "DIFF '$1': hpctrain fails: $got"
+    return
+  fi
+  got=$(tr '\n' ' ' <<<"$got")
+  got=${got% }
+  if ! scontrol show hostnames "$1" 2>&1 | grep -q 'Invalid hostlist'; then
+    compare_expansion "$1"
+  elif [[ $got != "$2" ]]; then
+    echo "DIFF '$1': hpctrain gives '$got', Slurm 24.11 gives '$2'"
+  else
+    echo "newer '$1': this scontrol rejects it; hpctrain gives Slurm 24.11's '$2'"
   fi
 }
 compare_stricter() {  # EXPR
@@ -82,10 +106,11 @@ start() {  # FUNCTION ARG: in the background, output to the next numbered file
   while (($(jobs -rp | wc -l) >= 2)); do wait -n || true; done
 }
 for expr in "${same[@]}"; do start compare_expansion "$expr"; done
+for expr in "${!suffixed[@]}"; do start compare_suffixed "$expr" "${suffixed[$expr]}"; done
 for expr in "${stricter[@]}"; do start compare_stricter "$expr"; done
 for hosts in "${ranged[@]}"; do start compare_compression "$hosts"; done
 wait
 for ((i = 0; i < jobs_started; i++)); do cat "$work/result.$i"; done
 failures=$(cat "$work"/result.* | grep -c '^DIFF' || true)
-echo "${#same[@]} expansions and ${#ranged[@]} compressions compared with scontrol, ${#stricter[@]} refused; $failures differences"
+echo "$(scontrol --version): ${#same[@]} + ${#suffixed[@]} expansions and ${#ranged[@]} compressions compared, ${#stricter[@]} refused; $failures differences"
 [[ $failures -eq 0 ]]

@@ -46,7 +46,7 @@ TEST(World, AnErrorOnOneRankReachesEveryRank) {
   try {
     agree_or_throw(world.comm(), error);
     FAIL() << "no error";
-  } catch (const BootstrapError& e) {
+  } catch (const AgreedError& e) {
     EXPECT_EQ(std::string(e.what()), "rank " + std::to_string(world.size() - 1) + ": disk on fire");
   }
 }
@@ -63,7 +63,7 @@ TEST(World, EveryFailingRankIsNamedGroupedByItsError) {
   try {
     agree_or_throw(world.comm(), error);
     FAIL() << "no error";
-  } catch (const BootstrapError& e) {
+  } catch (const AgreedError& e) {
     EXPECT_EQ(std::string(e.what()), others + ": no visible GPU; rank 1: injected");
   }
 }

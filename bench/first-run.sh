@@ -24,22 +24,10 @@ root=$(mktemp -d /var/tmp/hpctrain-first-run.XXXXXX)
 trap 'rm -rf --one-file-system "$root"' EXIT
 log=$repo/bench/results/first-run-$commit.log
 echo "first-run: debootstrap bookworm into $root"
-debootstrap --variant=minbase bookworm "$root/fs" http://deb.debian.org/debian >"$root/debootstrap.log" 2>&1 ||
-  { tail -20 "$root/debootstrap.log"; exit 1; }
-# What any installed machine has: name resolution for itself and the network.
-cp /etc/resolv.conf /etc/hosts /etc/hostname "$root/fs/etc/"
-git clone -q "$repo" "$root/fs/root/hpctrain"
-git -C "$root/fs/root/hpctrain" checkout -q "$commit"
+"$repo/tests/platform/new-machine.sh" "$root/fs" "$commit"
 
 echo "first-run: $main"
-unshare --mount --pid --fork --propagation private bash -c '
-  set -euo pipefail
-  fs=$1 main=$2
-  mount -t proc proc "$fs/proc"
-  mount --rbind /sys "$fs/sys"
-  mount --rbind /dev "$fs/dev"
-  mount -t tmpfs -o mode=1777 tmpfs "$fs/dev/shm"
-  exec chroot "$fs" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    bash -c "cd /root/hpctrain && start=\$(date +%s) && { $main; } && echo \"first-run: main command took \$(( \$(date +%s) - start )) s\""
-' first-run "$root/fs" "$main" 2>&1 | while IFS= read -r line; do printf '%(%T)T %s\n' -1 "$line"; done | tee "$log"
+"$repo/tests/platform/run-in-root.sh" "$root/fs" \
+  "cd /root/hpctrain && start=\$(date +%s) && { $main; } && echo \"first-run: main command took \$(( \$(date +%s) - start )) s\"" \
+  2>&1 | while IFS= read -r line; do printf '%(%T)T %s\n' -1 "$line"; done | tee "$log"
 grep -q "^[0-9:]* first-run: main command took" "$log" || { echo "first-run: the main command failed (see $log)"; exit 1; }

@@ -91,14 +91,14 @@ void remove_leftovers(const fs::path& dir) {
   }
 }
 
-void write_marker(const fs::path& path) {
+}  // namespace
+
+void write_text_file(const fs::path& path, std::string_view text) {
   std::ofstream out(path, std::ios::binary);
-  out << "a data set made by hpctrain prepare; hpctrain replaces only such directories\n";
+  out << text;
   out.flush();
   if (!out) throw DataError(fmt::format("{}: write failed", path.string()));
 }
-
-}  // namespace
 
 // Refuses a data.dir that holds anything prepare did not make: hpctrain never
 // deletes what it did not create.
@@ -133,14 +133,8 @@ void build_data_set(const fs::path& dir, const std::string& experiment,
   check_replaceable(tmp, experiment);
   if (fs::exists(tmp)) remove_data_set(tmp);
   fs::create_directories(tmp);
-  write_marker(tmp / kMarker);
-  const nlohmann::json meta = fill(tmp);
-  {
-    std::ofstream out(tmp / "meta.json", std::ios::binary);
-    out << meta.dump(2) << "\n";
-    out.flush();
-    if (!out) throw DataError(fmt::format("{}: write failed", (tmp / "meta.json").string()));
-  }
+  write_text_file(tmp / kMarker, "a data set made by hpctrain prepare; hpctrain replaces only such directories\n");
+  write_text_file(tmp / "meta.json", fill(tmp).dump(2) + "\n");
   // Swap into place: the old data set (if any, and checked again: time has
   // passed) is moved aside first, then removed file by file.
   const fs::path old = fs::path(dir.string() + fmt::format(".old-{}", getpid()));

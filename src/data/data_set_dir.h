@@ -8,11 +8,16 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace hpctrain::data {
 
 // DIR/meta.json, bounded and never through a FIFO (support::InputError).
 std::string meta_json_text(const std::filesystem::path& dir);
+
+// Writes `text` to `path` (created or truncated); DataError naming the file
+// when the write fails (a full disk shows at the flush).
+void write_text_file(const std::filesystem::path& path, std::string_view text);
 
 // Throws DataError, naming `experiment`, when `dir` exists and holds anything
 // prepare did not make.

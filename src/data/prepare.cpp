@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_set>
@@ -84,13 +83,6 @@ void tokenizer_metrics(const Tokenizer& tokenizer, const std::vector<Document>& 
   stats.continued_words = words != 0 ? static_cast<double>(continued) / static_cast<double>(words) : 0;
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.flush();
-  if (!out) throw DataError(fmt::format("{}: write failed", path.string()));
-}
-
 nlohmann::json stats_json(const PrepareStats& s) {
   return {{"files", s.files},
           {"documents", s.documents},
@@ -137,6 +129,23 @@ nlohmann::json split_json(const SplitInfo& s) {
   return {{"documents", s.documents}, {"tokens", s.tokens}, {"shards", shards}};
 }
 
+// meta.json: what a data set holds and how it was made. `eos_id` only where
+// documents are joined by </s> (text); token files carry no documents.
+nlohmann::json meta_json(const PrepareResult& result, std::int64_t vocab_size, int token_bytes, nlohmann::json splits,
+                         const std::string& experiment, nlohmann::json sources, std::optional<int> eos_id) {
+  nlohmann::json meta = {{"format_version", kDataFormatVersion},
+                         {"fingerprint", result.fingerprint},
+                         {"tokenizer_hash", result.tokenizer_hash},
+                         {"vocab_size", vocab_size},
+                         {"token_bytes", token_bytes},
+                         {"splits", std::move(splits)},
+                         {"stats", stats_json(result.stats)},
+                         {"experiment", experiment},
+                         {"sources", std::move(sources)}};
+  if (eos_id) meta["eos_id"] = *eos_id;
+  return meta;
+}
+
 // The entropy (nats) of a unigram distribution given by its counts.
 double entropy_of(const std::vector<std::uint64_t>& counts, std::uint64_t total) {
   double entropy = 0;
@@ -180,7 +189,7 @@ void import_token_files(const config::Experiment& experiment, std::optional<Toke
   stats.token_files = true;
   result.tokenizer_hash = tokenizer ? tokenizer->hash() : "";
   build_data_set(d.dir, experiment.path, [&](const fs::path& tmp) {
-    if (tokenizer) write_text(tmp / "tokenizer.model", tokenizer->model_bytes());
+    if (tokenizer) write_text_file(tmp / "tokenizer.model", tokenizer->model_bytes());
     std::vector<std::uint64_t> unigram_counts(static_cast<std::size_t>(vocab), 0);
     nlohmann::json sources = nlohmann::json::array();
     auto import_split = [&](const std::vector<std::string>& names, const char* key, const std::string& split) {
@@ -219,15 +228,7 @@ void import_token_files(const config::Experiment& experiment, std::optional<Toke
     stats.validation_tokens = val_info.tokens;
     stats.tokens = train_info.tokens + val_info.tokens + stats.test_tokens;
     stats.unigram_entropy = entropy_of(unigram_counts, train_info.tokens);
-    return nlohmann::json{{"format_version", kDataFormatVersion},
-                          {"fingerprint", result.fingerprint},
-                          {"tokenizer_hash", result.tokenizer_hash},
-                          {"vocab_size", vocab},
-                          {"token_bytes", token_bytes},
-                          {"splits", splits},
-                          {"stats", stats_json(stats)},
-                          {"experiment", experiment.path},
-                          {"sources", sources}};
+    return meta_json(result, vocab, token_bytes, std::move(splits), experiment.path, std::move(sources), std::nullopt);
   });
 }
 
@@ -333,7 +334,7 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
   result.tokenizer_hash = tokenizer.hash();
 
   build_data_set(dir, experiment.path, [&](const fs::path& tmp) {
-    write_text(tmp / "tokenizer.model", tokenizer.model_bytes());
+    write_text_file(tmp / "tokenizer.model", tokenizer.model_bytes());
     const int token_bytes = tokenizer.vocab_size() <= 65536 ? 2 : 4;
 
     std::uint64_t unknown_or_byte = 0;
@@ -384,17 +385,10 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
     tokenizer_metrics(tokenizer, validation.empty() ? train : validation, stats);
     stats.unigram_entropy = entropy_of(unigram_counts, train_info.tokens);
 
-    nlohmann::json meta = {{"format_version", kDataFormatVersion},
-                           {"fingerprint", result.fingerprint},
-                           {"tokenizer_hash", tokenizer.hash()},
-                           {"vocab_size", tokenizer.vocab_size()},
-                           {"token_bytes", token_bytes},
-                           {"eos_id", Tokenizer::kEos},
-                           {"splits", splits},
-                           {"stats", stats_json(stats)},
-                           {"experiment", experiment.path}};
-    for (const auto& f : files) meta["sources"].push_back(f.path.string());
-    return meta;
+    nlohmann::json sources = nlohmann::json::array();
+    for (const auto& f : files) sources.push_back(f.path.string());
+    return meta_json(result, tokenizer.vocab_size(), token_bytes, std::move(splits), experiment.path,
+                     std::move(sources), Tokenizer::kEos);
   });
   return result;
 }

@@ -64,21 +64,5 @@ git -C "$clone" clean -q -fdx -e build/
 echo "debian13: $(git -C "$clone" log --oneline -1 | cut -c1-72)"
 echo "debian13: $command"
 
-# shellcheck disable=SC2016 # expanded by the inner shell
-unshare --mount --pid --fork --propagation private bash -c '
-  set -euo pipefail
-  fs=$1 command=$2
-  # The root a mount point of its own, as / is on a machine: tests that
-  # unshare a mount namespace change its propagation, which needs one.
-  mount --bind "$fs" "$fs"
-  mount -t proc proc "$fs/proc"
-  mount --rbind /sys "$fs/sys"
-  mount --rbind /dev "$fs/dev"
-  mount -t tmpfs -o mode=1777 tmpfs "$fs/dev/shm"
-  mount -t tmpfs -o mode=1777 tmpfs "$fs/tmp"
-  mkdir -p "$fs/run"
-  mount -t tmpfs tmpfs "$fs/run"
-  exec chroot "$fs" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    bash -c "cd /root/hpctrain && start=\$(date +%s) && { $command; } && echo \"debian13: took \$(( \$(date +%s) - start )) s\""
-' debian13 "$base/fs" "$command"
+"$repo/tests/platform/run-in-root.sh" "$base/fs" \
+  "cd /root/hpctrain && start=\$(date +%s) && { $command; } && echo \"debian13: took \$(( \$(date +%s) - start )) s\""

@@ -3,7 +3,10 @@
 # versions, both ways. This machine's build (Debian 12, LibTorch 1.13) and the
 # Debian 13 root's (LibTorch 2.6, tests/platform/debian13.sh) each train a
 # small GPT 12 steps straight, and 6 steps then stop with a checkpoint; each
-# then resumes the OTHER one's checkpoint for the last 6 steps.
+# then resumes the OTHER one's checkpoint for the last 6 steps, on the data set
+# that one prepared: SentencePiece 0.1.99 (Debian 12) and 0.2.0 (Debian 13)
+# train different tokenizers from the same corpus, and a checkpoint refuses
+# a run whose tokenizer is not its own (the data set moves with the run).
 # Must show: both resumes start at step 6 and finish; each ends within 2% of
 # the validation loss of the straight run on its own LibTorch. The weights
 # after a resume on the other LibTorch are not bitwise those of either
@@ -43,7 +46,7 @@ cross() {  # HPCTRAIN DIR-AS-IT-SEES-WORK NAME OTHER
   local checkpoint
   checkpoint=$(find "$dir/$other-half" -name 'step-*6.h5' | head -1)
   [[ -n $checkpoint ]] || { echo "no step-6 checkpoint in $dir/$other-half"; return 1; }
-  "$hpctrain" train jobs/quickstart.toml "${small[@]}" --set "data.dir=$dir/data-$name" \
+  "$hpctrain" train jobs/quickstart.toml "${small[@]}" --set "data.dir=$dir/data-$other" \
     --set "job.run_dir=$dir/$name-from-$other" --set "checkpoint.resume=\"$checkpoint\"" >"$dir/$name-from-$other.log" 2>&1
 }
 declare -p small >"$work/small.sh"

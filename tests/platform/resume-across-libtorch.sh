@@ -10,13 +10,12 @@
 # Both sides read one corpus (this machine's Python 3.11 sources [a-h]*.py,
 # copied) under one path: inside the root, this machine's path to the work
 # folder is a link to it, so both compute the same data-set fingerprint.
-# Must show: both resumes start at step 6 and finish; each ends within 2% of
-# the validation loss of the straight run on its own LibTorch. The weights
-# after a resume on the other LibTorch are not bitwise those of either
-# straight run: the two libraries' kernels round differently (1.13 and 2.6
-# differ from the first step on), so a trajectory changes from where it moved
-# library on. The script prints the hashes and losses, so that is seen, not
-# assumed. Needs root (the Debian 13 root) and a build here; the root is made
+# Must show: both resumes start at step 6 and finish; each ends within 0.5%
+# of the validation loss of the straight run it continues (the other
+# LibTorch's, on the same data set). Its weights need not be bitwise that
+# run's: the two libraries' kernels may round differently, so a trajectory
+# may change from where it moved library on. The script prints the hashes and
+# losses, so what happens is seen, not assumed. Needs root (the Debian 13 root) and a build here; the root is made
 # or reused by tests/platform/debian13.sh, whose clone it builds.
 set -euo pipefail
 shopt -s inherit_errexit
@@ -80,16 +79,14 @@ for name in ("lt113-straight", "lt26-straight", "lt26-from-lt113", "lt113-from-l
     log, h, loss = run(name)
     rows[name] = (h, loss)
     print(f"{name:<28} {loss:>14.5f}  {h}")
-for name, own, other in (("lt26-from-lt113", "lt26-straight", "lt113"), ("lt113-from-lt26", "lt113-straight", "lt26")):
+for name, own in (("lt26-from-lt113", "lt113-straight"), ("lt113-from-lt26", "lt26-straight")):
     log = open(f"{work}/{name}.log").read()
     if not re.search(r"resumed from .*step-0*6\.h5 at step 6", log):
         print(f"FAIL: {name} did not resume at step 6"); ok = False
     drift = abs(rows[name][1] - rows[own][1]) / rows[own][1]
     same = "bitwise the same as" if rows[name][0] == rows[own][0] else "not bitwise"
-    print(f"{name}: resumed at step 6, final loss {100 * drift:.2f}% from {own} (limit 2%); weights {same} {own}'s")
-    ok &= drift <= 0.02
-print("straight runs: 1.13 and 2.6 weights " + ("bitwise equal" if rows["lt113-straight"][0] == rows["lt26-straight"][0]
-                                                else "differ (each library's kernels round their own way)"))
+    print(f"{name}: resumed at step 6, final loss {100 * drift:.3f}% from {own}'s (limit 0.5%); weights {same} {own}'s")
+    ok &= drift <= 0.005
 print("PASS" if ok else "FAIL")
 sys.exit(0 if ok else 1)
 PY

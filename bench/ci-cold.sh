@@ -6,7 +6,10 @@
 # (CI stops a run at 90).
 #
 # The new machine is a Debian 12 root made by debootstrap (minbase, plus git,
-# which a CI machine that cloned the repository has) and entered with chroot
+# which a CI machine that cloned the repository has, and this machine's CUDA
+# toolkit at /usr/local/cuda, mounted read-only, as CI's machine image has
+# one: it turns on the NCCL backend, and so decides what is compiled and
+# which clang-tidy verdicts apply) and entered with chroot
 # in a private mount and PID namespace, mounted onto itself as / is on a
 # machine; it shares this machine's kernel, cores and network. `.ci/run`
 # runs there under `time` on a clone of COMMIT (default HEAD), and makes its
@@ -27,6 +30,14 @@ trap 'rm -rf --one-file-system "$root"' EXIT
 log=$repo/bench/results/ci-cold-$commit.log
 echo "ci-cold: debootstrap bookworm into $root (not timed: the machine as CI gets it)"
 "$repo/tests/platform/new-machine.sh" "$root/fs" "$commit" git,ca-certificates
+
+if [[ -d /usr/local/cuda/ ]]; then  # a link to /usr/local/cuda-13.0, say: both paths, as here
+  cuda=$(realpath /usr/local/cuda)
+  mkdir -p "$root/fs$cuda"
+  mount --bind -o ro "$cuda" "$root/fs$cuda"
+  [[ $cuda == /usr/local/cuda ]] || ln -s "$cuda" "$root/fs/usr/local/cuda"
+  trap 'umount "$root/fs$cuda"; rm -rf --one-file-system "$root"' EXIT
+fi
 
 echo "ci-cold: .ci/run at $commit"
 "$repo/tests/platform/run-in-root.sh" "$root/fs" \

@@ -3,7 +3,8 @@
 # directory tree ROOT (a root made by debootstrap) as if it were a machine of
 # its own: under chroot, in a private mount and PID namespace, with ROOT
 # mounted onto itself as / is on a machine (tests that unshare a mount
-# namespace change its propagation, which needs a mount point), its own
+# namespace change its propagation, which needs a mount point; recursively,
+# so that what is mounted inside ROOT stays visible), its own
 # /proc, /tmp, /dev/shm and /run, and this machine's /sys, /dev, kernel,
 # cores and network. A clean environment: HOME=/root, LANG=C.UTF-8, the
 # usual PATH. Needs root. Used by debian13.sh, bench/first-run.sh and
@@ -15,7 +16,7 @@ set -euo pipefail
 exec unshare --mount --pid --fork --propagation private bash -c '
   set -euo pipefail
   fs=$1 command=$2
-  mount --bind "$fs" "$fs"
+  mount --rbind "$fs" "$fs"
   mount -t proc proc "$fs/proc"
   mount --rbind /sys "$fs/sys"
   mount --rbind /dev "$fs/dev"

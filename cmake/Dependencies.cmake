@@ -47,7 +47,17 @@ if(HPCTRAIN_WITH_NCCL)
   if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
     set(CUDAToolkit_ROOT /usr/local/cuda)
   endif()
+  # CMake 3.25.1's FindCUDAToolkit (Debian 12's) stops configuring when the
+  # toolkit has no nvToolsExt library (CUDA 13 has none) and the project
+  # requires CMake 3.25: it then sets a property on a target it never made
+  # (fixed in 3.25.2). That code reads only CMAKE_MINIMUM_REQUIRED_VERSION,
+  # so the module sees 3.24 there; policies are not affected.
+  set(hpctrain_required ${CMAKE_MINIMUM_REQUIRED_VERSION})
+  if(CMAKE_VERSION VERSION_LESS 3.25.2)
+    set(CMAKE_MINIMUM_REQUIRED_VERSION 3.24)
+  endif()
   find_package(CUDAToolkit QUIET)
+  set(CMAKE_MINIMUM_REQUIRED_VERSION ${hpctrain_required})
   if(CUDAToolkit_FOUND)
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include)
     find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib)

@@ -6,7 +6,10 @@
 # (CI stops a run at 90).
 #
 # The new machine is a Debian 12 root made by debootstrap (minbase, plus git,
-# which a CI machine that cloned the repository has, and this machine's CUDA
+# which a CI machine that cloned the repository has, this machine's apt
+# sources, so that it installs the same point releases (bookworm-updates and
+# bookworm-security: clang-tidy's verdicts are keyed by every header's
+# content, linux-libc-dev's and libssl-dev's among them), and this machine's CUDA
 # toolkit at /usr/local/cuda, mounted read-only, as CI's machine image has
 # one: it turns on the NCCL backend, and so decides what is compiled and
 # which clang-tidy verdicts apply) and entered with chroot
@@ -31,6 +34,10 @@ log=$repo/bench/results/ci-cold-$commit.log
 echo "ci-cold: debootstrap bookworm into $root (not timed: the machine as CI gets it)"
 "$repo/tests/platform/new-machine.sh" "$root/fs" "$commit" git,ca-certificates
 
+if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+  cp /etc/apt/sources.list.d/debian.sources "$root/fs/etc/apt/sources.list.d/"
+  rm -f "$root/fs/etc/apt/sources.list"
+fi
 if [[ -d /usr/local/cuda/ ]]; then  # a link to /usr/local/cuda-13.0, say: both paths, as here
   cuda=$(realpath /usr/local/cuda)
   mkdir -p "$root/fs$cuda"

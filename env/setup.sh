@@ -24,8 +24,9 @@ build_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 test_packages=(
-  # clang: .ci/tidy-cached preprocesses with it to key clang-tidy's results
-  clang-format clang-tidy clang cppcheck hdf5-tools
+  # clang: .ci/tidy-cached preprocesses with it to key clang-tidy's results;
+  # libomp-dev: clang's omp.h, which LibTorch's headers include
+  clang-format clang-tidy clang libomp-dev cppcheck hdf5-tools
   # python3-torch: the PyTorch reference the models are checked against
   python3-torch gnuplot-nox
   # python3-h5py: checkpoints read by the HDF5 project's own Python binding

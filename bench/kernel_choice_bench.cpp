@@ -45,7 +45,7 @@ struct Shape {
 };
 
 constexpr Shape kShapes[] = {
-    {"quickstart  L4 d256 H4 V8192 B8 T256", 4, 256, 4, 8192, 8, 256},
+    {"quickstart  L4 d128 H4 V4096 B8 T256", 4, 128, 4, 4096, 8, 256},
     {"GPT-2-small L12 d768 H12 V50304 B4 T128", 12, 768, 12, 50304, 4, 128},
 };
 
@@ -100,7 +100,7 @@ at::Tensor sdpa(const at::Tensor& qkv, std::int64_t heads) {
 }
 #endif
 
-void attention_contest(const Shape& s, int rounds) {
+void attention_contest(const Shape& s, int rounds, std::int64_t query_rows) {
   torch::manual_seed(0);
   const auto d = s.d_model, hd = d / s.heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
@@ -111,7 +111,9 @@ void attention_contest(const Shape& s, int rounds) {
     qkv.mutable_grad() = torch::Tensor();
     f(qkv).backward(dout);
   };
-  const Attention ours = [&](const at::Tensor& x) { return hpctrain::model::attention_core(x, s.heads, true, scale); };
+  const Attention ours = [&](const at::Tensor& x) {
+    return hpctrain::model::attention_core(x, s.heads, true, scale, query_rows);
+  };
   std::vector<Contender> contenders{{"hpctrain attention_core", [&] { forward_backward(ours); }}};
 #if TORCH_VERSION_MAJOR >= 2
   const Attention theirs = [&](const at::Tensor& x) { return sdpa(x, s.heads); };
@@ -238,8 +240,11 @@ int main(int argc, char** argv) {
   CLI::App app{"hpctrain's CPU attention and AdamW against LibTorch 2.x's (SDPA, fused and foreach AdamW)"};
   int threads = 2;
   int rounds = 5;
+  std::int64_t query_rows = 0;
   app.add_option("--threads", threads)->check(CLI::Range(1, 1024));
   app.add_option("--rounds", rounds)->check(CLI::Range(1, 1000));
+  app.add_option("--query-rows", query_rows, "attention_core's query rows per block (0: its default)")
+      ->check(CLI::Range(0, 1 << 20));
   CLI11_PARSE(app, argc, argv);
   at::set_num_threads(threads);
   std::printf(
@@ -247,6 +252,6 @@ int main(int argc, char** argv) {
       "(below 1: hpctrain is faster), the median of the rounds' ratios\n",
       TORCH_VERSION, threads, rounds);
   std::printf("%-9s %-40s %-34s %12s  %6s\n", "contest", "shape", "contender", "median", "ratio");
-  for (const auto& s : kShapes) attention_contest(s, rounds);
+  for (const auto& s : kShapes) attention_contest(s, rounds, query_rows);
   for (const auto& s : kShapes) adamw_contest(s, rounds);
 }

@@ -5,6 +5,10 @@
 #   bash env/setup.sh               everything: build, run, every test, lint
 #   bash env/setup.sh --build-only  what building hpctrain and jobgen and running
 #                                   the quickstart need (the README's main command)
+#   bash env/setup.sh --cuda ...    Debian 13 only: LibTorch 2.6 for CUDA 12.4
+#                                   (libtorch-cuda-dev), nvcc 12.4 and NCCL 2.22 in
+#                                   place of the CPU LibTorch; needs the contrib and
+#                                   non-free sections (docs/gpu.md)
 # Safe to run repeatedly: apt skips what is already there, and the BLAS
 # alternative is only switched when it does not already point at OpenBLAS.
 set -euo pipefail
@@ -53,11 +57,27 @@ case "$version" in
     echo "setup: warning: this is not Debian 12 or 13 ($(os_field PRETTY_NAME)): trying Debian 12's package" \
       "names; where apt lacks one, install its equivalent yourself" >&2 ;;
 esac
-case "${1:-}" in
-  "") packages=("${build_packages[@]}" "${test_packages[@]}") ;;
-  --build-only) packages=("${build_packages[@]}") ;;
-  *) echo "usage: bash env/setup.sh [--build-only]" >&2; exit 2 ;;
-esac
+build_only=0 cuda=0
+for arg in "$@"; do
+  case "$arg" in
+    --build-only) build_only=1 ;;
+    --cuda) cuda=1 ;;
+    *) echo "usage: bash env/setup.sh [--build-only] [--cuda]" >&2; exit 2 ;;
+  esac
+done
+packages=("${build_packages[@]}")
+((build_only)) || packages+=("${test_packages[@]}")
+if ((cuda)); then
+  [[ $version == 13 ]] || { echo "setup: --cuda needs Debian 13 (libtorch-cuda-dev 2.6, CUDA 12.4, NCCL 2.22)" >&2; exit 2; }
+  # The CUDA LibTorch conflicts with the CPU one (and python3-torch with it);
+  # nvidia-cudnn, which it depends on, downloads cuDNN from NVIDIA while it
+  # installs. objdump (binutils) reads which CUDA runtime LibTorch needs.
+  cpu_only=(libtorch-dev python3-torch)
+  for i in "${!packages[@]}"; do
+    [[ " ${cpu_only[*]} " == *" ${packages[i]} "* ]] && unset "packages[i]"
+  done
+  packages+=(libtorch-cuda-dev nvidia-cuda-toolkit libnccl-dev binutils)
+fi
 
 if [[ $(id -u) -ne 0 ]]; then
   sudo_cmd=(sudo)
@@ -86,6 +106,7 @@ if ((${#missing[@]})); then
   if ! { "${sudo_cmd[@]}" apt-get update -qq && "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     echo "setup: apt-get failed (full log: $log)" >&2
+    ((cuda)) && echo "setup: --cuda: are the contrib and non-free sections in apt's sources?" >&2
     exit 1
   fi
   rm -f "$log"

@@ -17,7 +17,11 @@ if(NOT HPCTRAIN_TORCH_CUDA)
                  "For GPUs build against a CUDA LibTorch (docs/bootstrap.md, Building for GPUs)")
   return()
 endif()
-find_library(HPCTRAIN_TORCH_CUDA_LIBRARY torch_cuda PATHS ${TORCH_INSTALL_PREFIX}/lib NO_DEFAULT_PATH)
+# Beside libtorch.so: under the prefix's lib/ in the libtorch zip and the pip
+# wheel, in the multiarch directory (/usr/lib/x86_64-linux-gnu) in Debian's.
+get_filename_component(hpctrain_torch_library_dir "${TORCH_LIBRARY}" DIRECTORY)
+find_library(HPCTRAIN_TORCH_CUDA_LIBRARY torch_cuda PATHS ${hpctrain_torch_library_dir} ${TORCH_INSTALL_PREFIX}/lib
+             NO_DEFAULT_PATH)
 find_program(HPCTRAIN_OBJDUMP objdump)
 if(NOT HPCTRAIN_TORCH_CUDA_LIBRARY OR NOT HPCTRAIN_OBJDUMP)
   message(WARNING "hpctrain: a CUDA LibTorch, but libtorch_cuda.so (${HPCTRAIN_TORCH_CUDA_LIBRARY}) or objdump "

@@ -58,11 +58,14 @@ echo "cuda-build: packages ready in ${SECONDS} s"
 # 3. Configure. TORCH_CUDA_ARCH_LIST spares LibTorch's CMake from probing for
 # a GPU; hpctrain compiles no device code, so the list only has to be valid.
 # The linker may leave shared libraries' symbols undefined: cuDNN's (step 5
-# checks that nothing else is).
+# checks that nothing else is). The test programs cannot start without cuDNN,
+# so GoogleTest's discovery waits for ctest (PRE_TEST) instead of running them
+# as they are built.
 log=build/cuda-build-logs
 mkdir -p "$log"
 cmake --preset default -DHPCTRAIN_WERROR=ON -DTORCH_CUDA_ARCH_LIST=9.0 \
   -DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined -DCMAKE_SHARED_LINKER_FLAGS=-Wl,--allow-shlib-undefined \
+  -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
   >"$log/configure.log" 2>&1 || { tail -40 "$log/configure.log"; fail "configure failed"; }
 grep -E '^-- hpctrain:' "$log/configure.log"
 grep -q 'hpctrain: NCCL backend ON' "$log/configure.log" || fail "the NCCL backend is off"

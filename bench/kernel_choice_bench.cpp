@@ -8,7 +8,7 @@
 //   AdamW      optim::adamw_step (the trainer's step) against LibTorch's
 //              torch::optim::AdamW::step, at::_fused_adamw_ (PyTorch's
 //              fused=True) and the _foreach_ composition of PyTorch's
-//              foreach=True, over a GPT's parameter tensors.
+//              foreach=True, over the parameters of hpctrain's GPT.
 // Before timing, each contender's result is compared with hpctrain's (the
 // largest difference is printed), so the race is between equal answers.
 // LibTorch before 2.4 lacks the fused CPU AdamW and (before 2.0) SDPA: there
@@ -26,11 +26,12 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
+#include "config/experiment.h"
 #include "model/attention_core.h"
+#include "model/language_model.h"
 #include "optim/optimizer.h"
 
 #define HPCTRAIN_HAS_TORCH_2_4 (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4))
@@ -71,19 +72,19 @@ double median(std::vector<double> v) {
 // first (hpctrain's), both taken round by round.
 void race(const char* contest, const char* shape, std::vector<Contender>& contenders, int rounds) {
   for (auto& c : contenders) c.run();
-  std::map<std::string, std::vector<double>> times;
+  const std::size_t n = contenders.size();
+  std::vector<std::vector<double>> times(n);  // times[contender][round]
   for (int r = 0; r < rounds; ++r) {
-    for (std::size_t i = 0; i < contenders.size(); ++i) {
-      auto& c = contenders[(i + static_cast<std::size_t>(r)) % contenders.size()];
-      times[c.name].push_back(seconds(c.run));
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t which = (i + static_cast<std::size_t>(r)) % n;
+      times[which].push_back(seconds(contenders[which].run));
     }
   }
-  const auto& base = times[contenders.front().name];
-  for (const auto& c : contenders) {
+  for (std::size_t c = 0; c < n; ++c) {
     std::vector<double> ratios;
-    for (int r = 0; r < rounds; ++r) ratios.push_back(base[r] / times[c.name][r]);
-    std::printf("%-9s %-40s %-34s %9.2f ms  %6.3f\n", contest, shape, c.name.c_str(), 1e3 * median(times[c.name]),
-                median(ratios));
+    for (int r = 0; r < rounds; ++r) ratios.push_back(times[0][r] / times[c][r]);
+    std::printf("%-9s %-40s %-34s %9.2f ms  %6.3f\n", contest, shape, contenders[c].name.c_str(),
+                1e3 * median(times[c]), median(ratios));
   }
 }
 
@@ -132,21 +133,6 @@ void attention_contest(const Shape& s, int rounds, std::int64_t query_rows) {
 }
 
 // AdamW -----------------------------------------------------------------
-
-// A GPT's parameter tensors (tied embedding, as hpctrain's GPT has).
-std::vector<std::vector<std::int64_t>> gpt_parameter_shapes(const Shape& s) {
-  const auto d = s.d_model;
-  std::vector<std::vector<std::int64_t>> out{{s.vocab, d}, {s.seq, d}};
-  for (std::int64_t l = 0; l < s.layers; ++l) {
-    for (const auto& shape : std::vector<std::vector<std::int64_t>>{
-             {d}, {d}, {3 * d, d}, {3 * d}, {d, d}, {d}, {d}, {d}, {4 * d, d}, {4 * d}, {d, 4 * d}, {d}}) {
-      out.push_back(shape);
-    }
-  }
-  out.push_back({d});
-  out.push_back({d});
-  return out;
-}
 
 constexpr double kLr = 3e-4, kBeta1 = 0.9, kBeta2 = 0.95, kEps = 1e-8, kWeightDecay = 0.1;
 
@@ -202,10 +188,16 @@ double max_difference(const AdamwSubject& a, const AdamwSubject& b) {
 
 void adamw_contest(const Shape& s, int rounds) {
   torch::manual_seed(0);
+  // The parameters of hpctrain's own GPT at this shape, as the trainer steps them.
+  hpctrain::config::ModelConfig config;
+  config.n_layer = s.layers;
+  config.n_head = s.heads;
+  config.d_model = s.d_model;
+  config.max_seq_len = s.seq;
   std::vector<torch::Tensor> p0, g0;
-  for (const auto& shape : gpt_parameter_shapes(s)) {
-    p0.push_back(torch::randn(shape) * 0.02);
-    g0.push_back(torch::randn(shape) * 1e-3);
+  for (const auto& p : hpctrain::model::make_model(config, s.vocab)->parameters()) {
+    p0.push_back(p.detach().clone());
+    g0.push_back(torch::randn_like(p0.back()) * 1e-3);
   }
   torch::NoGradGuard no_grad;
   AdamwSubject ours(p0, g0), libtorch(p0, g0);
@@ -225,8 +217,10 @@ void adamw_contest(const Shape& s, int rounds) {
   for (int i = 0; i < 3; ++i) {
     for (auto& c : contenders) c.run();
   }
-  std::printf("# %s: after 3 steps, max |param diff| against hpctrain: LibTorch %.2e", s.name,
-              max_difference(ours, libtorch));
+  std::int64_t count = 0;
+  for (const auto& p : p0) count += p.numel();
+  std::printf("# %s: %lld parameters in %zu tensors; after 3 steps, max |param diff| against hpctrain: LibTorch %.2e",
+              s.name, static_cast<long long>(count), p0.size(), max_difference(ours, libtorch));
 #if HPCTRAIN_HAS_TORCH_2_4
   std::printf(", fused %.2e, foreach %.2e", max_difference(ours, fused), max_difference(ours, foreach));
 #endif

@@ -85,20 +85,20 @@ trap 'exit 143' TERM
 if ! "$CLUSTER" up --prefix "$PREFIX" --nodes "$NODES" --cpus "$CPUS" "${SITE_LIKE[@]}" "${ACCOUNTING[@]}" >/dev/null; then
   # `up` has already printed the log tails and removed what it created.
   trap - EXIT
-  # Keep the logs for a post-mortem instead of purging them; if nothing was
-  # even started (e.g. refused in preflight) drop our empty mktemp dir.
   # One known failure outside hpctrain is a SKIP, not a pass and not ours:
   # slurmdbd 24.11.5 dies on its first query through the MariaDB client
   # library of Debian 13's libmariadb3 1:11.8.9 (error 5027, "Number of
   # columns in result (=1) set exceeds maximum allowed number of columns
   # (=0)"); the same test passes with that server and the client library of
-  # 1:11.8.3 (docs/platforms.md). Matched on slurmdbd's own fatal line only.
+  # 1:11.8.3 (docs/platforms.md). Matched on slurmdbd's own error and fatal lines.
   if ((${#ACCOUNTING[@]})) && grep -q 'error: mysql_query failed: 5027 ' "$PREFIX/log/slurmdbd.log" 2>/dev/null &&
     grep -q 'fatal: _check_mysql_concat_is_sane' "$PREFIX/log/slurmdbd.log"; then
     echo "with-cluster: logs kept in $PREFIX/log" >&2
     skip "slurmdbd cannot use this machine's MariaDB client library ($(dpkg-query -W -f='libmariadb3 ${Version}' \
       libmariadb3 2>/dev/null || echo 'libmariadb3')): its first query fails with error 5027 (see docs/platforms.md)"
   fi
+  # Keep the logs for a post-mortem instead of purging them; if nothing was
+  # even started (e.g. refused in preflight) drop our empty mktemp dir.
   if [[ -n $(ls -A "$PREFIX/log" 2>/dev/null) ]]; then
     echo "with-cluster: cluster bring-up failed; logs kept in $PREFIX/log" >&2
   else

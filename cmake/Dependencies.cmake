@@ -34,6 +34,30 @@ if(HPCTRAIN_WITH_TORCH)
   # LibTorch (the shared precompiled header included) gets it here.
   find_package(OpenMP REQUIRED COMPONENTS CXX)
   set_property(TARGET torch APPEND PROPERTY INTERFACE_LINK_LIBRARIES OpenMP::OpenMP_CXX)
+  # A pip LibTorch carries its own fmt's headers (fmt 12 in PyTorch 2.11) in its
+  # include directory, which every target that uses LibTorch searches. Compiled
+  # against those but linked with the fmt found above (libfmt.so.9), the link
+  # fails on fmt::v12 symbols. So fmt's own directory goes first for every
+  # target; where it is a system directory (searched last whatever is done),
+  # configure stops with what to do. src/runtime/libtorch_build.cpp checks at
+  # compile time that the fmt headers it sees beside LibTorch's are the fmt linked.
+  # (Debian's LibTorch names /usr/include, where Debian's fmt is: no clash.)
+  get_target_property(fmt_include fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+  foreach(torch_include ${TORCH_INCLUDE_DIRS})
+    if(EXISTS ${torch_include}/fmt/core.h
+       AND NOT torch_include IN_LIST fmt_include
+       AND NOT torch_include IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+      if(fmt_include IN_LIST CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+        message(FATAL_ERROR "hpctrain: LibTorch's ${torch_include}/fmt would shadow fmt ${fmt_VERSION} in "
+                            "${fmt_include}, a system directory: point CMAKE_PREFIX_PATH at an fmt installed "
+                            "elsewhere (bench/gpu-kit.sh's kit has one)")
+      endif()
+      include_directories(BEFORE SYSTEM ${fmt_include})
+      message(STATUS "hpctrain: LibTorch carries fmt headers (${torch_include}/fmt); fmt ${fmt_VERSION}'s "
+                     "(${fmt_include}) are searched first")
+      break()
+    endif()
+  endforeach()
 endif()
 
 # NCCL backend: on whenever the CUDA and NCCL headers and libraries are found.
@@ -60,7 +84,9 @@ if(HPCTRAIN_WITH_NCCL)
   set(CMAKE_MINIMUM_REQUIRED_VERSION ${hpctrain_required})
   if(CUDAToolkit_FOUND)
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{NCCL_HOME}/include)
-    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib)
+    # libnccl.so.2 by its full name too: NCCL's pip wheel (nvidia-nccl-cu*) has
+    # no unversioned libnccl.so. hpctrain opens the library by that soname anyway.
+    find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${CUDAToolkit_LIBRARY_DIR} $ENV{NCCL_HOME}/lib)
     if(NCCL_INCLUDE_DIR)
       # NCCL >= 2.14.3 for non-blocking communicators (start-up under a timeout).
       file(STRINGS ${NCCL_INCLUDE_DIR}/nccl.h nccl_version_lines REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")

@@ -4,6 +4,13 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+// A pip LibTorch carries a newer fmt's headers in its include directory; built
+// against those and linked with the fmt CMake found, hpctrain would fail only
+// at the link, on fmt::v12 symbols (cmake/Dependencies.cmake puts fmt first).
+#ifdef HPCTRAIN_FMT_LINKED
+static_assert(FMT_VERSION == HPCTRAIN_FMT_LINKED, "fmt's headers beside LibTorch's are not the fmt linked");
+#endif
+
 namespace hpctrain::runtime {
 
 LibTorchBuild libtorch_build() {

@@ -6,7 +6,10 @@
 // batch of random tokens each step, so a bench number is a training number.
 // Prints one JSON line with tokens/s over the timed steps, the median step
 // time, the FLOPs per token and MFU (train/throughput.h) against the fp32
-// matmul peak measured in the same run.
+// matmul peak measured in the same run. With --device cuda --precision bf16
+// the step runs on the GPU under bf16 autocast and the peak is the bf16 one
+// measured there (bench/gpu-proof.sh); on a GPU the loss is read back each
+// step, so a step's time ends when its kernels have.
 //
 //   build/bench/train_step_bench --layers 12 --d-model 768 --heads 12 --vocab 50304 --batch 4 --seq 128
 #include <CLI/CLI.hpp>
@@ -15,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "cluster/environment.h"
@@ -35,6 +39,8 @@ int main(int argc, char** argv) {
   int threads = 2;
   int steps = 10;
   int warmup = 2;
+  std::string device = "cpu";
+  std::string precision = "fp32";
   app.add_option("--layers", e.model.n_layer);
   app.add_option("--d-model", e.model.d_model);
   app.add_option("--heads", e.model.n_head);
@@ -44,6 +50,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads);
   app.add_option("--steps", steps)->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup)->check(CLI::Range(0, 100000));
+  app.add_option("--device", device)->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--precision", precision)->check(CLI::IsMember({"fp32", "bf16"}));
   CLI11_PARSE(app, argc, argv);
 
   const auto run_dir = std::filesystem::temp_directory_path() / ("train-step-bench-" + std::to_string(getpid()));
@@ -53,6 +61,8 @@ int main(int argc, char** argv) {
   e.training.batch_size = batch;
   e.training.micro_batch_size = batch;
   e.training.threads = threads;
+  e.training.device = device == "cuda" ? hpctrain::config::Device::kCuda : hpctrain::config::Device::kCpu;
+  e.training.precision = precision == "bf16" ? hpctrain::config::Precision::kBf16 : hpctrain::config::Precision::kFp32;
   e.eval.interval = 0;
   e.checkpoint.interval = 0;
   e.checkpoint.resume = hpctrain::config::ResumeMode::kNever;
@@ -65,8 +75,7 @@ int main(int argc, char** argv) {
   double loss = 0;
   {
     hpctrain::train::Trainer trainer(
-        e, world, env,
-        {std::make_unique<hpctrain::train::RandomTokens>(vocab, e.data.seq_len, 0), vocab});
+        e, world, env, {std::make_unique<hpctrain::train::RandomTokens>(vocab, e.data.seq_len, 0), vocab});
     using Clock = std::chrono::steady_clock;
     std::vector<double> step_seconds;
     for (int i = 0; i < warmup + steps; ++i) {
@@ -85,13 +94,15 @@ int main(int argc, char** argv) {
     const double peak = trainer.peak_flops();
     std::printf(
         "{\"layers\": %lld, \"d_model\": %lld, \"heads\": %lld, \"vocab\": %lld, \"batch\": %lld, \"seq\": %lld, "
-        "\"params\": %lld, \"threads\": %d, \"steps\": %d, \"tokens_per_s\": %.1f, \"step_ms_median\": %.2f, "
+        "\"params\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"threads\": %d, \"steps\": %d, "
+        "\"tokens_per_s\": %.1f, \"step_ms_median\": %.2f, "
         "\"flops_per_token\": %.0f, \"achieved_gflops\": %.2f, \"sgemm_peak_gflops\": %.2f, \"mfu\": %.4f, "
         "\"final_loss\": %.4f}\n",
         static_cast<long long>(e.model.n_layer), static_cast<long long>(e.model.d_model),
         static_cast<long long>(e.model.n_head), static_cast<long long>(vocab), static_cast<long long>(batch),
-        static_cast<long long>(e.data.seq_len), static_cast<long long>(trainer.model().parameter_count()), threads,
-        steps, tokens_per_s, step_ms_median, flops_per_token, tokens_per_s * flops_per_token / 1e9, peak / 1e9,
+        static_cast<long long>(e.data.seq_len), static_cast<long long>(trainer.model().parameter_count()),
+        device.c_str(), precision.c_str(), threads, steps, tokens_per_s, step_ms_median, flops_per_token,
+        tokens_per_s * flops_per_token / 1e9, peak / 1e9,
         hpctrain::train::model_flops_utilization(tokens_per_s, flops_per_token, peak, 1), loss);
   }
   std::filesystem::remove_all(run_dir);

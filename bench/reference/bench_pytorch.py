@@ -4,7 +4,10 @@ Prints one JSON line, the baseline hpctrain's CPU trainer is compared against.
 --optimizer: AdamW's plain per-parameter loop (the default) or its foreach
 (multi-tensor) implementation, PyTorch 2.x's default on CPU. --compile: the
 model through torch.compile (inductor); the warm-up steps take the
-compilation, so give at least 2.
+compilation, so give at least 2. --device cuda --precision bf16: the step on a
+GPU under bf16 autocast (fp32 master weights, as hpctrain's), each step timed
+to its last kernel; --sdpa: attention through F.scaled_dot_product_attention
+(flash attention there) instead of the explicit softmax.
 Example (tiny GPT):
   python3 bench/reference/bench_pytorch.py --model gpt --layers 4 --d-model 256 \
       --heads 4 --vocab 8192 --batch 8 --seq 256 --threads 2 --steps 10 --warmup 2
@@ -37,6 +40,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--optimizer", default="loop", choices=["loop", "foreach"])
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
+    ap.add_argument("--sdpa", action="store_true")
     a = ap.parse_args()
     if a.steps < 1:
         ap.error("--steps must be >= 1")
@@ -44,7 +50,9 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     L, D, T = a.layers, a.d_model, a.seq
-    model = models.init_weights(models.GPT(a.vocab, T, L, a.heads, D), a.seed)
+    models.Attention.use_sdpa = a.sdpa
+    device = torch.device(a.device)
+    model = models.init_weights(models.GPT(a.vocab, T, L, a.heads, D), a.seed).to(device)
     n_params = sum(p.numel() for p in model.parameters())  # tok_emb counted once (tied)
     # never the fused kernel: on CPU it is what hpctrain's own loop does in C++
     foreach = a.optimizer == "foreach"
@@ -56,16 +64,21 @@ def main():
     # a fresh random batch per step, drawn up front so it is not timed
     g = torch.Generator().manual_seed(a.seed + 1)
     n = a.warmup + a.steps
-    batches = [torch.randint(a.vocab, (a.batch, T + 1), generator=g) for _ in range(n)]
+    batches = [torch.randint(a.vocab, (a.batch, T + 1), generator=g).to(device) for _ in range(n)]
+    autocast = torch.autocast(a.device, dtype=torch.bfloat16, enabled=a.precision == "bf16")
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
+    sync()
 
     times = []
     for i, b in enumerate(batches):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        _, loss = step_model(b[:, :-1].contiguous(), b[:, 1:].contiguous())
+        with autocast:
+            _, loss = step_model(b[:, :-1].contiguous(), b[:, 1:].contiguous())
         loss.backward()
         opt.step()
-        dt = time.perf_counter() - t0  # CPU eager: everything has finished here
+        sync()  # on a GPU, the step ends with its last kernel
+        dt = time.perf_counter() - t0
         if i >= a.warmup:
             times.append(dt)
 
@@ -83,6 +96,7 @@ def main():
         "achieved_gflops": round(tokens_per_s * flops_per_token / 1e9, 2),
         "final_loss": round(loss.item(), 4), "torch_version": torch.__version__,
         "optimizer": a.optimizer, "compiled": a.compile,
+        "device": a.device, "precision": a.precision, "sdpa": a.sdpa,
     }))
 
 

@@ -19,6 +19,11 @@ def gelu_tanh(x):
 
 
 class Attention(nn.Module):
+    # True: the same function through F.scaled_dot_product_attention (flash
+    # attention on a GPU), as a PyTorch user would write it; the benchmarks
+    # set it (bench_pytorch.py --sdpa), the checks keep the explicit form.
+    use_sdpa = False
+
     def __init__(self, d_model, n_head, causal):
         super().__init__()
         assert d_model % n_head == 0, "d_model must be divisible by n_head"
@@ -36,6 +41,9 @@ class Attention(nn.Module):
         q = q.view(B, T, H, hd).transpose(1, 2)  # [B,H,T,hd]
         k = k.view(B, T, H, hd).transpose(1, 2)
         v = v.view(B, T, H, hd).transpose(1, 2)
+        if Attention.use_sdpa:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+            return self.proj(y.transpose(1, 2).reshape(B, T, d))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(hd)  # [B,H,T,T]
         if self.causal:
             # query t may see keys s <= t; the rest become -inf so softmax gives 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/gpu-smoke.sh [--cpu | --dry-run] [--build-dir DIR] [--data DIR] [--work DIR]
+# bench/gpu-smoke.sh [--cpu | --dry-run] [--build-dir DIR] [--prebuilt] [--data DIR] [--work DIR]
 #
 # The first run on a GPU node, in one command: does hpctrain's GPU path work
 # here? Steps, each PASS or FAIL in the table at the end:
@@ -7,11 +7,14 @@
 #            a python3 whose torch was built with CUDA (Debian's python3-torch
 #            is CPU-only and is refused)
 #   build    hpctrain against it, with the node's CUDA and NCCL (DIR, default
-#            build-gpu/)
+#            build-gpu/); --prebuilt: DIR holds a built hpctrain already
+#            (bench/gpu-proof.sh builds it), which must have the NCCL backend
 #   data     the quickstart data set (--data DIR to reuse one)
 #   doctor   hpctrain doctor --nccl on one rank per GPU: each rank's GPU, the
 #            NCCL and CUDA libraries, allreduce busbw over MPI and over NCCL
 #   ddp      30 bf16 steps of DDP (the quickstart model) on every GPU
+#   rerun    the ddp step again: it must end at the same weights hash, bit
+#            for bit (the same seed and world size give the same run)
 #   zero     the ddp step again with ZeRO-1 (parallel.zero = 1: gradients
 #            reduce-scattered, AdamW state sharded, parameters allgathered):
 #            the reducer must say so, and every logged loss must agree with the
@@ -33,12 +36,13 @@
 set -euo pipefail
 shopt -s inherit_errexit
 repo=$(cd "$(dirname "$0")/.." && pwd)
-mode=gpu build="" data="" work=""
+mode=gpu build="" data="" work="" prebuilt=0
 while (($# > 0)); do
   case $1 in
     --cpu) mode=cpu ;;
     --dry-run) mode=dry ;;
     --build-dir) build=$2; shift ;;
+    --prebuilt) prebuilt=1 ;;
     --data) data=$2; shift ;;
     --work) work=$2; shift ;;
     *) echo "gpu-smoke: unknown argument '$1' (see the comment at the top of $0)" >&2; exit 2 ;;
@@ -157,6 +161,13 @@ find_torch() {
 }
 
 build_hpctrain() {
+  if ((prebuilt)); then
+    [[ -n ${DRY:-} ]] && { echo "# $hpctrain, built already"; return 0; }
+    [[ -x $hpctrain ]] || { echo "--prebuilt, but $hpctrain is not there"; return 1; }
+    [[ $mode == cpu ]] && { "$hpctrain" --version | head -1; return 0; }
+    "$hpctrain" --version | grep 'built against NCCL' || { echo "$hpctrain was built without the NCCL backend"; return 1; }
+    return 0
+  fi
   if [[ $mode == cpu ]]; then
     run cmake --build "$build" --target hpctrain
     return
@@ -194,6 +205,21 @@ ddp() {
 # losses RUN_DIR: "step loss" per logged training step, from its metrics.
 losses() { grep -o '"kind":"train","step":[0-9]*,"loss":[-0-9.e+]*' "$1/metrics.jsonl" | awk -F '[:,]' '{print $4, $6}'; }
 
+# ends_as_ddp STEP WHAT: STEP's run ended at the ddp step's final weights hash.
+ends_as_ddp() {
+  [[ -z ${DRY:-} ]] || return 0
+  local want got
+  want=$(final_hash "$work/ddp.log")
+  got=$(final_hash "$work/$1.log")
+  [[ -n $want && $got == "$want" ]] || { echo "the $1 step ended at '$got', the ddp step at '$want'"; return 1; }
+  echo "$2: $got"
+}
+
+rerun() {
+  train "$work/rerun"
+  ends_as_ddp rerun "ddp twice, bit for bit"
+}
+
 zero() {
   train "$work/zero" --set parallel.zero=1
   [[ -z ${DRY:-} ]] || return 0
@@ -215,12 +241,7 @@ ddap() {
 resume() {
   train "$work/split" --set training.stop_after=15
   train "$work/split"
-  [[ -z ${DRY:-} ]] || return 0
-  local want got
-  want=$(final_hash "$work/ddp.log")
-  got=$(final_hash "$work/resume.log")
-  [[ -n $want && $got == "$want" ]] || { echo "resumed run ended at '$got', uninterrupted ddp at '$want'"; return 1; }
-  echo "15 + stop + resume + 15 = 30 straight: $got"
+  ends_as_ddp resume "15 + stop + resume + 15 = 30 straight"
 }
 
 kill_one_rank() {
@@ -263,6 +284,8 @@ kill_one_rank() {
 
 if [[ $mode == cpu ]]; then
   record torch SKIP "--cpu: Debian's CPU LibTorch, no CUDA" 0
+elif ((prebuilt)); then
+  record torch SKIP "--prebuilt: the build found its LibTorch" 0
 else
   step torch find_torch
 fi
@@ -279,6 +302,7 @@ then_step build build_hpctrain
 then_step data prepare_data
 then_step doctor doctor
 then_step ddp ddp
+then_step rerun rerun
 then_step zero zero
 then_step ddap ddap
 then_step resume resume

@@ -94,12 +94,13 @@ if [[ -d $root/lib ]]; then
   rm -rf "${root:?}/lib"
 fi
 
-# Prune: documentation, static libraries, every program but Hydra's, the
+# Prune: documentation, static libraries (but one), every program but Hydra's, the
 # Fortran and C++ bindings, UCX's transports that need InfiniBand or RDMA-CM
 # (shared memory and TCP, built into UCX itself, remain; so does CMA).
 lib=$root/usr/lib/x86_64-linux-gnu
 rm -rf "${root:?}"/usr/share/{doc,man,info,lintian,locale,bug} "${root:?}"/etc "${root:?}"/usr/sbin
-find "$root" -name '*.a' -delete
+# (benchmark's CMake files name libbenchmark_main.a, and refuse to load without it.)
+find "$root" -name '*.a' \! -name libbenchmark_main.a -delete
 find "$root/usr/bin" -mindepth 1 \! -name mpiexec.hydra \! -name hydra_pmi_proxy -delete
 rm -rf "$lib"/ucx/libuct_ib* "$lib"/ucx/libuct_rdmacm* "$lib"/fortran
 find "$root/usr/include" -name '*.mod' -delete

@@ -95,7 +95,8 @@ run_into() {
 }
 
 # step NAME FUNCTION: runs it into $work/NAME.log (once an earlier step has
-# failed, later ones are NOT RUN: they need what it made).
+# failed, later ones are NOT RUN: they need what it made). A function runs
+# where errexit does not apply (a || list), so each says where it fails.
 step() {
   local name=$1 started_step=$SECONDS rc=0 note
   shift
@@ -160,7 +161,7 @@ found() {
     fi
     python_facts
     echo "host: $(hostname); resolves to: $(getent hosts "$(hostname)" | head -1 || echo nothing)"
-  } | tee "$out/found.txt"
+  } | tee "$out/found.txt" || return 1
   [[ $mode == cpu ]] || grep -q '^torch CUDA: [0-9].*available: True' "$out/found.txt" ||
     { echo "python3's torch has no CUDA or sees no GPU"; return 1; }
   echo "found: $(grep -c . "$out/found.txt") facts (found.txt)"
@@ -178,9 +179,9 @@ untar() {
 unpack_kit() {
   [[ -n ${DRY:-} || -f $kit/packages.tar.xz ]] || { echo "no kit at $kit (make it with bench/gpu-kit.sh)"; return 1; }
   run rm -rf "$unpacked" "$work/data"
-  run mkdir -p "$unpacked"
-  untar "$kit/packages.tar.xz" "$unpacked"
-  untar "$kit/data.tar.xz" "$work"
+  run mkdir -p "$unpacked" || return 1
+  untar "$kit/packages.tar.xz" "$unpacked" || return 1
+  untar "$kit/data.tar.xz" "$work" || return 1
   [[ -n ${DRY:-} ]] || echo "kit: $(du -sh "$unpacked" | cut -f1) unpacked into $unpacked; data set $(du -sh "$work/data" | cut -f1)"
 }
 
@@ -227,7 +228,7 @@ configure() {
 # configure_checked: configure, then (on a GPU) what it must have found.
 configure_checked() {
   [[ -n ${DRY:-} ]] && { configure; return 0; }
-  configure | tee "$work/cmake.txt"
+  configure | tee "$work/cmake.txt" || return 1
   grep '^-- hpctrain: ' "$work/cmake.txt" >"$out/configure.txt" || true
   [[ $mode == cpu ]] && return 0
   grep -q 'hpctrain: NCCL backend ON' "$work/cmake.txt" || { echo "the NCCL backend is off"; return 1; }
@@ -236,7 +237,7 @@ configure_checked() {
 }
 
 build_targets() {
-  run cmake --build "$build" -j "$cores" --target hpctrain train_step_bench model_logits
+  run cmake --build "$build" -j "$cores" --target hpctrain train_step_bench model_logits || return 1
   [[ -z ${DRY:-} ]] || return 0
   "$build/hpctrain" --version
 }
@@ -270,12 +271,12 @@ throughput() {
       break
     fi
     run_into "$work/throughput.hpctrain.jsonl" "$build/bench/train_step_bench" "${common[@]}" --device "$device" \
-      --precision bf16 --threads "$cores"
+      --precision bf16 --threads "$cores" || return 1
     run_into "$work/throughput.eager.jsonl" python3 "$repo/bench/reference/bench_pytorch.py" "${common[@]}" \
-      --device "$device" --precision bf16 --threads "$cores" --optimizer foreach --sdpa
+      --device "$device" --precision bf16 --threads "$cores" --optimizer foreach --sdpa || return 1
     if ((compile)); then
       run_into "$work/throughput.compile.jsonl" python3 "$repo/bench/reference/bench_pytorch.py" "${common[@]}" \
-        --device "$device" --precision bf16 --threads "$cores" --optimizer foreach --sdpa --compile
+        --device "$device" --precision bf16 --threads "$cores" --optimizer foreach --sdpa --compile || return 1
     fi
   done
   [[ -z ${DRY:-} ]] || return 0
@@ -304,8 +305,8 @@ EOF
 logits() {
   local run_dir=$work/smoke/ddp device=cuda
   [[ $mode == cpu ]] && device=cpu
-  run "$build/hpctrain" ckpt export "$run_dir" --out "$work/weights.safetensors"
-  run "$build/bench/model_logits" "$run_dir" "$work/logits" --device "$device" --precision bf16
+  run "$build/hpctrain" ckpt export "$run_dir" --out "$work/weights.safetensors" || return 1
+  run "$build/bench/model_logits" "$run_dir" "$work/logits" --device "$device" --precision bf16 || return 1
   if [[ -n ${DRY:-} ]]; then
     run python3 "$repo/bench/reference/compare_logits.py" "$work/logits" "$work/weights.safetensors"
     return 0
@@ -325,7 +326,8 @@ step logits logits
 
 cp "$work/build.log" "$out/build.log" 2>/dev/null || true
 {
-  echo "gpu-proof ($mode, commit $(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown), $((SECONDS - started)) s)"
+  commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo "unknown (no git here)")
+  echo "gpu-proof ($mode, commit $commit, kit of $(sed -n '1s/.* at \([^,]*\),.*/\1/p' "$kit/MANIFEST" 2>/dev/null), $((SECONDS - started)) s)"
   printf '%-10s %-7s %5s  %s\n' step result s note
   for i in "${!names[@]}"; do
     printf '%-10s %-7s %5s  %s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}" "${notes[$i]}"

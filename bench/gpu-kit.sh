@@ -104,6 +104,10 @@ find "$root" -name '*.a' \! -name libbenchmark_main.a -delete
 find "$root/usr/bin" -mindepth 1 \! -name mpiexec.hydra \! -name hydra_pmi_proxy -delete
 rm -rf "$lib"/ucx/libuct_ib* "$lib"/ucx/libuct_rdmacm* "$lib"/fortran
 find "$root/usr/include" -name '*.mod' -delete
+# Multiarch headers (OpenSSL's opensslconf.h, MPICH's mpi.h) join the others:
+# the compiler searches <prefix>/include/x86_64-linux-gnu only under /usr.
+cp -a "$root/usr/include/x86_64-linux-gnu/." "$root/usr/include/"
+rm -rf "${root:?}/usr/include/x86_64-linux-gnu"
 # Symbolic links: relative, so the kit works wherever it is unpacked.
 while IFS= read -r -d '' l; do
   t=$(readlink "$l")
@@ -194,7 +198,7 @@ set(kit_lib "${kit}/lib/x86_64-linux-gnu")
 set(CMAKE_PREFIX_PATH "${kit}" CACHE STRING "")
 set(MPI_CXX_SKIP_MPICXX ON CACHE BOOL "")
 set(MPI_CXX_COMPILER "${kit}/bin/no-mpicxx" CACHE FILEPATH "")
-set(MPI_CXX_ADDITIONAL_INCLUDE_DIRS "${kit}/include/x86_64-linux-gnu/mpich" CACHE STRING "")
+set(MPI_CXX_ADDITIONAL_INCLUDE_DIRS "${kit}/include/mpich" CACHE STRING "")
 set(MPI_CXX_LIB_NAMES mpich CACHE STRING "")
 set(MPI_mpich_LIBRARY "${kit_lib}/libmpich.so" CACHE FILEPATH "")
 set(MPIEXEC_EXECUTABLE "${kit}/bin/mpiexec" CACHE FILEPATH "")

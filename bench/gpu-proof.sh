@@ -314,27 +314,31 @@ logits() {
   python3 "$repo/bench/reference/compare_logits.py" "$work/logits" "$work/weights.safetensors" | tee "$out/logits.txt"
 }
 
-step found found
-step kit unpack_kit
-step hosts hosts
-step configure configure_checked
-step build build_targets
-step smoke smoke
-step throughput throughput
-step logits logits
+# summarize: the table and the logs under $out, after every step, so that a
+# run stopped at its time limit still brings back what it did.
+summarize() {
+  local commit
+  commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo "unknown (no git here)")
+  {
+    echo "gpu-proof ($mode, commit $commit, kit of $(sed -n '1s/.* at \([^,]*\),.*/\1/p' "$kit/MANIFEST" 2>/dev/null)," \
+      "$((SECONDS - started)) s)"
+    printf '%-10s %-7s %5s  %s\n' step result s note
+    for i in "${!names[@]}"; do
+      printf '%-10s %-7s %5s  %s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}" "${notes[$i]}"
+    done
+  } >"$out/summary.txt"
+  cp "$work/build.log" "$out/build.log" 2>/dev/null || true
+  tar -C "$work" --exclude=./build --exclude=./kit --exclude=./data --exclude=./out --exclude='*.safetensors' \
+    --exclude='checkpoints' -czf "$out/logs.tar.gz" . 2>/dev/null || true
+}
+
+for s in found:found kit:unpack_kit hosts:hosts configure:configure_checked build:build_targets smoke:smoke \
+  throughput:throughput logits:logits; do
+  step "${s%%:*}" "${s#*:}"
+  [[ $mode == dry ]] || summarize
+done
 [[ $mode == dry ]] && exit 0
 
-cp "$work/build.log" "$out/build.log" 2>/dev/null || true
-{
-  commit=$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo "unknown (no git here)")
-  echo "gpu-proof ($mode, commit $commit, kit of $(sed -n '1s/.* at \([^,]*\),.*/\1/p' "$kit/MANIFEST" 2>/dev/null), $((SECONDS - started)) s)"
-  printf '%-10s %-7s %5s  %s\n' step result s note
-  for i in "${!names[@]}"; do
-    printf '%-10s %-7s %5s  %s\n' "${names[$i]}" "${results[$i]}" "${seconds[$i]}" "${notes[$i]}"
-  done
-} >"$out/summary.txt"
-tar -C "$work" --exclude=build --exclude=kit --exclude=data --exclude=out --exclude='*.safetensors' \
-  --exclude='checkpoints' -czf "$out/logs.tar.gz" . 2>/dev/null || true
 failed=0
 for i in "${!names[@]}"; do
   [[ ${results[$i]} == FAIL ]] || continue

@@ -10,7 +10,9 @@
 #               GPU and its driver, python3's torch with its CUDA, cuDNN and
 #               NCCL, where NCCL's library and header are, this host's name
 #   kit         the kit unpacked under the work directory (nothing is
-#               installed: its libraries find each other through RUNPATH)
+#               installed: its libraries find each other through RUNPATH);
+#               where the machine has a newer build of one of them (the
+#               same soname, every symbol version), the machine's is used
 #   hosts       this host's name must resolve (MPICH's launcher and
 #               hpctrain's bootstrap both look it up); where it does not, a
 #               line for it is added to /etc/hosts, and the note says so
@@ -179,12 +181,41 @@ untar() {
   fi
 }
 
+# versions FILE: the symbol versions a shared library defines.
+versions() { objdump -p "$1" | awk '/^Version definitions:/ { d = 1; next } /^$/ { d = 0 } d && NF >= 4 { print $NF }' | sort -u; }
+
+# prefer_machine: where this machine has a library of the same soname that
+# defines every symbol version the kit's does (a newer build of it: the kit is
+# Debian 12's), the machine's is used at run time, so that the process holds
+# one copy, the one the machine's other libraries were built against (Debian
+# 13's libssl.so.3 needs OPENSSL_3.2.0, which the kit's libcrypto.so.3 lacks).
+# The kit's copy stays for the linker, under link-only/, outside every RUNPATH.
+prefer_machine() {
+  local lib=$unpacked/usr/lib/x86_64-linux-gnu f soname host link
+  mkdir -p "$lib/link-only"
+  for f in "$lib"/*.so.*; do
+    [[ -L $f ]] && continue
+    soname=$(objdump -p "$f" | awk '$1 == "SONAME" { print $2 }')
+    host=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }')
+    [[ -n $soname && -n $host && -n $(versions "$f") ]] || continue
+    [[ -z $(comm -23 <(versions "$f") <(versions "$host")) ]] || continue
+    mv "$f" "$lib/link-only/"
+    rm -f "$lib/$soname"
+    for link in "$lib"/*.so; do
+      [[ -L $link && $(readlink "$link") == "$(basename "$f")" ]] && ln -sfn "link-only/$(basename "$f")" "$link"
+    done
+    echo "the machine's $soname ($host) defines every symbol version the kit's does: it is used at run time"
+  done
+}
+
 unpack_kit() {
   [[ -n ${DRY:-} || -f $kit/packages.tar.xz ]] || { echo "no kit at $kit (make it with bench/gpu-kit.sh)"; return 1; }
   run rm -rf "$unpacked" "$work/data"
   run mkdir -p "$unpacked" || return 1
   untar "$kit/packages.tar.xz" "$unpacked" || return 1
   untar "$kit/data.tar.xz" "$work" || return 1
+  [[ -n ${DRY:-} ]] && { echo "# prefer_machine: the machine's build of a library where it is at least the kit's"; return 0; }
+  prefer_machine || return 1
   [[ -n ${DRY:-} ]] || echo "kit: $(du -sh "$unpacked" | cut -f1) unpacked into $unpacked; data set $(du -sh "$work/data" | cut -f1)"
 }
 

@@ -186,25 +186,49 @@ versions() { objdump -p "$1" | awk '/^Version definitions:/ { d = 1; next } /^$/
 
 # prefer_machine: where this machine has a library of the same soname that
 # defines every symbol version the kit's does (a newer build of it: the kit is
-# Debian 12's), the machine's is used at run time, so that the process holds
-# one copy, the one the machine's other libraries were built against (Debian
-# 13's libssl.so.3 needs OPENSSL_3.2.0, which the kit's libcrypto.so.3 lacks).
-# The kit's copy stays for the linker, under link-only/, outside every RUNPATH.
+# Debian 12's), the machine's is used, to link and to run, so that the process
+# holds one copy, the one the machine's other libraries were built against
+# (Debian 13's libssl.so.3 needs OPENSSL_3.2.0, which the kit's
+# libcrypto.so.3 lacks). Not where the machine's copy needs a library the kit
+# keeps (Debian 13's libgnutls.so.30 needs a newer libnettle.so.8 than the
+# kit's, which the machine's does not replace: it lacks one of its versions):
+# then the kit's pair stays. Taken out of the kit, a library's file goes to
+# replaced/, outside every RUNPATH and every link.
 prefer_machine() {
-  local lib=$unpacked/usr/lib/x86_64-linux-gnu f soname host link
-  mkdir -p "$lib/link-only"
+  local lib=$unpacked/usr/lib/x86_64-linux-gnu f n soname changed=1
+  declare -A kit_file=() host=()
   for f in "$lib"/*.so.*; do
     [[ -L $f ]] && continue
     soname=$(objdump -p "$f" | awk '$1 == "SONAME" { print $2 }')
-    host=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }')
-    [[ -n $soname && -n $host && -n $(versions "$f") ]] || continue
-    [[ -z $(comm -23 <(versions "$f") <(versions "$host")) ]] || continue
-    mv "$f" "$lib/link-only/"
-    rm -f "$lib/$soname"
-    for link in "$lib"/*.so; do
-      [[ -L $link && $(readlink "$link") == "$(basename "$f")" ]] && ln -sfn "link-only/$(basename "$f")" "$link"
+    [[ -n $soname ]] && kit_file[$soname]=$f
+  done
+  for soname in "${!kit_file[@]}"; do
+    f=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }')
+    [[ -n $f && -n $(versions "${kit_file[$soname]}") ]] || continue
+    [[ -z $(comm -23 <(versions "${kit_file[$soname]}") <(versions "$f")) ]] && host[$soname]=$f
+  done
+  while ((changed)); do
+    changed=0
+    for soname in "${!host[@]}"; do
+      for n in $(objdump -p "${host[$soname]}" | awk '$1 == "NEEDED" { print $2 }'); do
+        if [[ -n ${kit_file[$n]:-} && -z ${host[$n]:-} ]]; then
+          echo "the machine's $soname needs $n, which stays the kit's: the kit's $soname stays too"
+          unset "host[$soname]"
+          changed=1
+          break
+        fi
+      done
     done
-    echo "the machine's $soname ($host) defines every symbol version the kit's does: it is used at run time"
+  done
+  mkdir -p "$lib/replaced"
+  for soname in "${!host[@]}"; do
+    f=${kit_file[$soname]}
+    mv "$f" "$lib/replaced/"
+    rm -f "$lib/$soname"
+    for n in "$lib"/*.so; do
+      [[ -L $n && $(readlink "$n") == "$(basename "$f")" ]] && ln -sfn "${host[$soname]}" "$n"
+    done
+    echo "the machine's $soname (${host[$soname]}) defines every symbol version the kit's does: it is used instead"
   done
 }
 

@@ -181,18 +181,18 @@ untar() {
   fi
 }
 
-# versions FILE: the symbol versions a shared library defines.
-versions() { objdump -p "$1" | awk '/^Version definitions:/ { d = 1; next } /^$/ { d = 0 } d && NF >= 4 { print $NF }' | sort -u; }
+# exports FILE: the symbols a shared library defines, each with its version.
+exports() { objdump -T "$1" | awk '/^[0-9a-f]+ / && !/\*UND\*/ { v = $(NF - 1); gsub(/[()]/, "", v); print v, $NF }' | sort -u; }
 
 # prefer_machine: where this machine has a library of the same soname that
-# defines every symbol version the kit's does (a newer build of it: the kit is
-# Debian 12's), the machine's is used, to link and to run, so that the process
-# holds one copy, the one the machine's other libraries were built against
-# (Debian 13's libssl.so.3 needs OPENSSL_3.2.0, which the kit's
+# defines every symbol, with its version, that the kit's does (a newer build of
+# it: the kit is Debian 12's), the machine's is used, to link and to run, so
+# that the process holds one copy, the one the machine's other libraries were
+# built against (Debian 13's libssl.so.3 needs OPENSSL_3.2.0, which the kit's
 # libcrypto.so.3 lacks). Not where the machine's copy needs a library the kit
 # keeps (Debian 13's libgnutls.so.30 needs a newer libnettle.so.8 than the
-# kit's, which the machine's does not replace: it lacks one of its versions):
-# then the kit's pair stays. Taken out of the kit, a library's file goes to
+# kit's, which the machine's cannot replace: it dropped internal symbols the
+# kit's gnutls uses): then the kit's pair stays. Taken out of the kit, a library's file goes to
 # replaced/, outside every RUNPATH and every link.
 prefer_machine() {
   local lib=$unpacked/usr/lib/x86_64-linux-gnu f n soname changed=1
@@ -204,8 +204,8 @@ prefer_machine() {
   done
   for soname in "${!kit_file[@]}"; do
     f=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }')
-    [[ -n $f && -n $(versions "${kit_file[$soname]}") ]] || continue
-    [[ -z $(comm -23 <(versions "${kit_file[$soname]}") <(versions "$f")) ]] && host[$soname]=$f
+    [[ -n $f ]] || continue
+    [[ -z $(comm -23 <(exports "${kit_file[$soname]}") <(exports "$f")) ]] && host[$soname]=$f
   done
   while ((changed)); do
     changed=0
@@ -228,7 +228,7 @@ prefer_machine() {
     for n in "$lib"/*.so; do
       [[ -L $n && $(readlink "$n") == "$(basename "$f")" ]] && ln -sfn "${host[$soname]}" "$n"
     done
-    echo "the machine's $soname (${host[$soname]}) defines every symbol version the kit's does: it is used instead"
+    echo "the machine's $soname (${host[$soname]}) defines every symbol the kit's does: it is used instead"
   done
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # bench/gpu-smoke.sh [--cpu | --dry-run] [--build-dir DIR] [--prebuilt] [--data DIR] [--work DIR]
+#                    [--set KEY=VALUE ...]
 #
 # The first run on a GPU node, in one command: does hpctrain's GPU path work
 # here? Steps, each PASS or FAIL in the table at the end:
@@ -31,18 +32,20 @@
 # --cpu runs the same steps on this machine's CPUs (the default build in
 # build/, Debian's LibTorch, a tiny model, 2 ranks; the torch step is skipped and
 # so marked): it checks the script and every step that needs no GPU. --dry-run
-# prints the GPU plan's commands without running any. docs/bootstrap.md
+# prints the GPU plan's commands without running any. --set KEY=VALUE goes
+# to every run (bench/gpu-proof.sh names the data set's sources with it). docs/bootstrap.md
 # describes what each step proves.
 set -euo pipefail
 shopt -s inherit_errexit
 repo=$(cd "$(dirname "$0")/.." && pwd)
-mode=gpu build="" data="" work="" prebuilt=0
+mode=gpu build="" data="" work="" prebuilt=0 extra=()
 while (($# > 0)); do
   case $1 in
     --cpu) mode=cpu ;;
     --dry-run) mode=dry ;;
     --build-dir) build=$2; shift ;;
     --prebuilt) prebuilt=1 ;;
+    --set) extra+=(--set "$2"); shift ;;
     --data) data=$2; shift ;;
     --work) work=$2; shift ;;
     *) echo "gpu-smoke: unknown argument '$1' (see the comment at the top of $0)" >&2; exit 2 ;;
@@ -78,7 +81,7 @@ hpctrain=$build/hpctrain
 data=${data:-$work/data}
 common=(--set "data.dir=$data" --set "training.device=$device" --set training.precision=bf16
   --set eval.interval=0 --set eval.samples=64 --set eval.final=sample --set eval.test=false
-  --set eval.sample_tokens=0 --set logging.interval=5 --set checkpoint.interval=0 "${shape[@]}")
+  --set eval.sample_tokens=0 --set logging.interval=5 --set checkpoint.interval=0 "${shape[@]}" ${extra[@]+"${extra[@]}"})
 kill_timeout=10
 
 declare -a names results notes seconds

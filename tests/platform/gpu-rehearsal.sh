@@ -4,7 +4,7 @@
 # hpctrain needs: a C++ compiler, CMake, ninja, and python3 with torch and
 # safetensors (Debian's python3-torch 2.6 standing in for the pip wheel, with
 # libtorch-dev, which holds the headers and CMake files a wheel carries
-# inside it). No MPI, HDF5, SentencePiece, toml++, CLI11, fmt, nlohmann-json,
+# inside it), and xz. No MPI, HDF5, SentencePiece, toml++, CLI11, fmt, nlohmann-json,
 # OpenSSL headers or Google Benchmark: those come from the kit (KIT, default
 # .gpu-kit/, made by bench/gpu-kit.sh), so a pass proves the kit carries
 # them. The root is made once under $HPCTRAIN_GPU_REHEARSAL (default
@@ -18,7 +18,9 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 kit=$(realpath "${1:-$repo/.gpu-kit}")
 [[ -f $kit/packages.tar.xz ]] || { echo "gpu-rehearsal: no kit at $kit (bench/gpu-kit.sh makes it)" >&2; exit 1; }
 export HPCTRAIN_DEBIAN13=${HPCTRAIN_GPU_REHEARSAL:-/var/tmp/hpctrain-debian13-bare}
-image=(g++ cmake ninja-build python3-torch libtorch-dev python3-safetensors xz-utils)
+# (libopenblas0-pthread: the optimised BLAS a torch wheel carries inside it;
+# without it apt picks the reference BLAS, and the CPU timings mean nothing.)
+image=(g++ cmake ninja-build python3-torch libtorch-dev python3-safetensors xz-utils libopenblas0-pthread)
 
 # The root and the clone of HEAD; then the image's packages, and a check
 # that nothing the kit must carry came with them.

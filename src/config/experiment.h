@@ -190,7 +190,7 @@ struct TrainingConfig {
   std::int64_t threads = 0;     // per rank; 0: SLURM_CPUS_PER_TASK or cores / local ranks
   std::int64_t stop_after = 0;  // stop with a checkpoint after this step (time-sliced jobs); 0: never
   // > 0: keep an exponential moving average of the evaluation weights,
-  // ema <- decay * ema + (1 - decay) * weights after every step (train/ema.h).
+  // ema <- decay * ema + (1 - decay) * weights after every step (train/weight_average.h).
   double ema_decay = 0;
 };
 

@@ -4,8 +4,10 @@
 //                    (evaluations excluded)
 //   FLOPs per token  model::LanguageModel::flops_per_token: 6N plus the
 //                    attention term 12·L·d·T (llm.c's and PaLM's count)
-//   MFU              tokens/s × FLOPs per token over the fp32 matmul peak
-//                    of every rank (runtime/sgemm_peak, measured at start-up)
+//   MFU              tokens/s × FLOPs per token over the matmul peak of
+//                    every rank, measured at start-up in the precision the
+//                    matmuls run in: bf16 for training.precision = "bf16"
+//                    on a GPU, else fp32 (runtime/matmul_peak.h)
 #pragma once
 
 namespace hpctrain::train {

@@ -85,7 +85,8 @@ class Trainer {
   [[nodiscard]] std::int64_t step() const { return step_; }
   [[nodiscard]] model::LanguageModel& model() { return *model_; }
   [[nodiscard]] double flops_per_token() const { return flops_per_token_; }
-  // The fp32 matmul peak of this rank, FLOP/s, measured at start-up.
+  // The matmul peak of this rank, FLOP/s, measured at start-up (bf16 for a
+  // bf16 run on a GPU, else fp32: train/throughput.h).
   [[nodiscard]] double peak_flops() const { return peak_; }
 
  private:

@@ -4,6 +4,12 @@
 #include <ATen/ThreadLocalState.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/types.h>
+#include <torch/version.h>
+
+#define HPCTRAIN_FUSED_ATTENTION (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1))
+#if HPCTRAIN_FUSED_ATTENTION
+#include <ATen/ops/scaled_dot_product_attention.h>
+#endif
 
 #include <algorithm>
 #include <limits>
@@ -141,6 +147,20 @@ at::Tensor attention_core(const at::Tensor& qkv, std::int64_t n_head, bool causa
   }
   const auto b = qkv.size(0), t = qkv.size(1), d = qkv.size(2) / 3, hd = d / n_head;
   const auto parts = qkv.view({b, t, 3, n_head, hd}).permute({2, 0, 3, 1, 4});  // [3, B, H, T, hd]
+#if HPCTRAIN_FUSED_ATTENTION
+  // On a GPU, LibTorch's fused attention (flash attention where the GPU and
+  // the dtype allow it): the [T, T] scores are never written to memory, which
+  // the composition below does twice per head and layer, forward and
+  // backward. Under the deterministic algorithms a GPU run turns on
+  // (train/run_setup.h), LibTorch picks a kernel whose backward is
+  // deterministic, or throws. Not measured on a GPU here: bench/gpu-proof.sh's
+  // throughput step is the measurement (docs/gpu.md).
+  if (qkv.is_cuda()) {
+    return at::scaled_dot_product_attention(parts[0], parts[1], parts[2], {}, 0.0, causal, scale)
+        .transpose(1, 2)
+        .reshape({b, t, d});
+  }
+#endif
   const auto part = [&](std::int64_t i) { return parts[i].reshape({b * n_head, t, hd}); };
   torch::Tensor scores = torch::bmm(part(0), part(1).transpose(1, 2)).mul_(scale);
   if (causal) {

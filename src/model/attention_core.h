@@ -8,7 +8,8 @@
 // cache from the product through the softmax, forward and backward. Causal
 // heads go by blocks of query rows, each against only the keys up to its last
 // row, which skips most of the masked half of the products at long T.
-// Elsewhere (GPUs, bf16) it is the plain composition.
+// On a GPU with LibTorch 2.1 or later it is LibTorch's fused attention;
+// elsewhere (bf16 on CPUs, GPUs with LibTorch 1.x) the plain composition.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -18,9 +18,9 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 kit=$(realpath "${1:-$repo/.gpu-kit}")
 [[ -f $kit/packages.tar.xz ]] || { echo "gpu-rehearsal: no kit at $kit (bench/gpu-kit.sh makes it)" >&2; exit 1; }
 export HPCTRAIN_DEBIAN13=${HPCTRAIN_GPU_REHEARSAL:-/var/tmp/hpctrain-debian13-bare}
-# (libopenblas0-pthread: the optimised BLAS a torch wheel carries inside it;
+# (libopenblas0-openmp: the optimised BLAS a torch wheel carries inside it;
 # without it apt picks the reference BLAS, and the CPU timings mean nothing.)
-image=(g++ cmake ninja-build python3-torch libtorch-dev python3-safetensors xz-utils libopenblas0-pthread)
+image=(g++ cmake ninja-build python3-torch libtorch-dev python3-safetensors xz-utils libopenblas0-openmp)
 
 # The root and the clone of HEAD; then the image's packages, and a check
 # that nothing the kit must carry came with them.

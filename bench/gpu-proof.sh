@@ -195,15 +195,16 @@ exports() { objdump -T "$1" | awk '/^[0-9a-f]+ / && !/\*UND\*/ { v = $(NF - 1); 
 # kit's gnutls uses): then the kit's pair stays. Taken out of the kit, a library's file goes to
 # replaced/, outside every RUNPATH and every link.
 prefer_machine() {
-  local lib=$unpacked/usr/lib/x86_64-linux-gnu f n soname changed=1
+  local lib=$unpacked/usr/lib/x86_64-linux-gnu f n soname changed=1 cache
   declare -A kit_file=() host=()
+  cache=$(ldconfig -p)
   for f in "$lib"/*.so.*; do
     [[ -L $f ]] && continue
     soname=$(objdump -p "$f" | awk '$1 == "SONAME" { print $2 }')
     [[ -n $soname ]] && kit_file[$soname]=$f
   done
   for soname in "${!kit_file[@]}"; do
-    f=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }')
+    f=$(awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }' <<<"$cache")
     [[ -n $f ]] || continue
     [[ -z $(comm -23 <(exports "${kit_file[$soname]}") <(exports "$f")) ]] && host[$soname]=$f
   done
@@ -240,7 +241,7 @@ unpack_kit() {
   untar "$kit/data.tar.xz" "$work" || return 1
   [[ -n ${DRY:-} ]] && { echo "# prefer_machine: the machine's build of a library where it is at least the kit's"; return 0; }
   prefer_machine || return 1
-  [[ -n ${DRY:-} ]] || echo "kit: $(du -sh "$unpacked" | cut -f1) unpacked into $unpacked; data set $(du -sh "$work/data" | cut -f1)"
+  echo "kit: $(du -sh "$unpacked" | cut -f1) unpacked into $unpacked; data set $(du -sh "$work/data" | cut -f1)"
 }
 
 hosts() {
@@ -262,19 +263,21 @@ hosts() {
 }
 
 configure() {
-  local prefix='$TORCH_PREFIX' nccl='$NCCL_WHEEL_DIR' args=()
+  local torch_query='import torch; print(torch.utils.cmake_prefix_path)'
+  local nccl_query='import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])'
+  local prefix nccl="" args=()
   if [[ -n ${DRY:-} ]]; then
-    echo "TORCH_PREFIX=\$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
-    echo "NCCL_WHEEL_DIR=\$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')"
+    echo "TORCH_PREFIX=\$(python3 -c '$torch_query')"
+    echo "NCCL_WHEEL_DIR=\$(python3 -c '$nccl_query')"
+    prefix='$TORCH_PREFIX' nccl='$NCCL_WHEEL_DIR'
   else
-    prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+    prefix=$(python3 -c "$torch_query")
     # Debian's python3-torch names a cmake directory it does not ship (its
     # LibTorch config is libtorch-dev's, found by CMake itself); a wheel's is there.
     [[ -f $prefix/Torch/TorchConfig.cmake ]] || prefix=""
-    nccl=""
+    [[ $mode == cpu ]] || nccl=$(python3 -c "$nccl_query" 2>/dev/null || true)
   fi
   if [[ $mode != cpu ]]; then
-    [[ -n ${DRY:-} ]] || nccl=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
     args+=(-DTORCH_CUDA_ARCH_LIST=9.0)
     [[ -d /usr/local/cuda ]] && args+=(-DCUDAToolkit_ROOT=/usr/local/cuda)
   fi

@@ -19,7 +19,7 @@
 #include "ckpt/checkpoint_writer.h"
 #include "comm/world.h"
 #include "config/experiment.h"
-#include "train/metrics.h"
+#include "train/run_log.h"
 
 namespace hpctrain::train {
 

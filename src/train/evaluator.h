@@ -1,6 +1,6 @@
 // Evaluation as a run does it, periodically and at the end, and as
 // `hpctrain eval` does it on a checkpoint: which sequences are read, at which
-// precision, summed over ranks (evaluate.h).
+// precision, summed over ranks (sequence_scores.h).
 //  - periodic: eval.samples sequences spread over the whole validation split,
 //    the same at every evaluation and every world size (data/eval_sample.h),
 //    so curves are comparable and no region of the corpus dominates;
@@ -18,7 +18,7 @@
 #include "data/token_dataset.h"
 #include "data/tokenizer.h"
 #include "model/language_model.h"
-#include "train/evaluate.h"
+#include "train/sequence_scores.h"
 
 namespace hpctrain::train {
 

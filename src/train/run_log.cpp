@@ -1,4 +1,4 @@
-#include "train/metrics.h"
+#include "train/run_log.h"
 
 #include "support/input_file.h"
 #include "train/tensorboard.h"

@@ -13,7 +13,7 @@
 #include "comm/world.h"
 #include "config/experiment.h"
 #include "runtime/threads.h"
-#include "train/metrics.h"
+#include "train/run_log.h"
 
 namespace hpctrain::train {
 

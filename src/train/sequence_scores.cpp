@@ -1,4 +1,4 @@
-#include "train/evaluate.h"
+#include "train/sequence_scores.h"
 
 #include <ATen/autocast_mode.h>
 #include <fmt/format.h>

@@ -3,21 +3,27 @@
 // The constructor sets the run up: threads and device, the data set (prepared
 // on rank 0 first if it is not yet), the model, AdamW, the reducer, and a
 // resume from the checkpoint checkpoint.resume chooses. run() is the loop:
-// one step counter, counted from 1; each step is train_step(), then, once in
-// a while, a metric record, an evaluation, a checkpoint; the last step (or an
-// agreed stop: the preemption signal on any rank, or training.stop_after)
-// ends inside the loop with the final evaluation and checkpoint.
+// one step counter, counted from 1; each step is train_step(), then what the
+// step's plan (step_plan.h) says: a training record, an evaluation, a
+// checkpoint; the last step (or an agreed stop: the preemption signal on any
+// rank, or training.stop_after) ends inside the loop with the final
+// evaluation and checkpoint.
 //
 // Components own their config, their schedule and their checkpoint state:
 // the reducer (model, optimizer, replicas: reduce/reducer.h), the training
-// data (the sampler's position), the log window (its losses), the
-// checkpointer (which checkpoint, and writing it), the evaluator.
+// data (the sampler's position), the run report (its log window's losses:
+// run_report.h), the checkpointer (which checkpoint, and writing it), the
+// weight average, the CPU generator; they are registered once as the
+// checkpointed state. The evaluator decides what an evaluation reads, the
+// run report what a report says.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cluster/environment.h"
 #include "comm/mpi_communicator.h"
@@ -31,12 +37,12 @@
 #include "reduce/reducer.h"
 #include "train/batch_geometry.h"
 #include "train/checkpointer.h"
-#include "train/evaluate.h"
 #include "train/evaluator.h"
-#include "train/log_window.h"
-#include "train/metrics.h"
 #include "train/preemption.h"
+#include "train/run_report.h"
+#include "train/sequence_scores.h"
 #include "train/step_agreement.h"
+#include "train/step_plan.h"
 #include "train/training_data.h"
 #include "train/weight_average.h"
 
@@ -91,22 +97,26 @@ class Trainer {
 
  private:
   void set_up();
+  // The components whose state a checkpoint holds, in the order they write it.
+  void register_checkpointed_state();
   void resume_from(const std::filesystem::path& path);
   // Logs a warning when this run's learning-rate schedule gives the next step
   // another rate than the checkpoint's did (training.steps, [schedule] or
   // optimizer.lr changed).
   void warn_if_schedule_jumps(const ckpt::CheckpointReader& checkpoint);
   // Posts this step's loss and stop request; true when every rank has agreed to stop now.
-  bool agree_to_stop(const StepResult& result, bool last);
-  void log_window(const StepResult& result);
+  bool agree_to_stop(const StepResult& result, const StepPlan& plan);
   [[nodiscard]] std::string stop_reason() const;
   // After a signal's checkpoint: how long it took from the signal, to compare with SLURM's KillWait.
   void report_stop_time();
-  // The periodic evaluation, or with `last` the final one; the EMA weights beside the raw ones.
-  Evaluation evaluate(bool last);
+  // The periodic evaluation, or with `last` the final one; the weight average
+  // beside the raw weights. True when it is the best so far
+  // (checkpoint.keep_best): this step's checkpoint must then be written.
+  bool evaluate(bool last);
   void report_test();
   void checkpoint(bool wait);
-  void finish_reducer();
+  // After the last step: the reducer's last merge, and the training time stops.
+  void finish_training();
   void print_sample();
   TrainSummary finish(bool stopped);
 
@@ -115,12 +125,12 @@ class Trainer {
   const config::Experiment experiment_;
   comm::World& world_;
   const cluster::Environment& env_;
-  RunLog log_;
+  RunReport report_;
   std::optional<data::Tokenizer> tokenizer_;  // absent with a TrainingSource
   std::optional<data::TokenDataset> train_set_;
   std::unique_ptr<TrainingData> data_;
   std::optional<Evaluator> evaluator_;
-  std::optional<WeightAverage> ema_;  // training.ema_decay > 0
+  std::optional<WeightAverage> weight_average_;  // training.ema_decay > 0
   std::int64_t vocab_size_ = 0;
   std::shared_ptr<model::LanguageModel> model_;
   std::unique_ptr<optim::AdamW> optimizer_;
@@ -132,21 +142,23 @@ class Trainer {
   // collectives never interleave with the trainer's or the reducers'.
   std::unique_ptr<comm::MpiCommunicator> control_comm_;
   std::unique_ptr<StepAgreement> agreement_;
-  LogWindow window_;
 
-  BatchGeometry batch_;         // this rank's samples and micro-steps
-  double tokens_per_step_ = 0;  // all ranks
+  // A checkpointed component: what it adds to a snapshot, and how it takes it
+  // back (empty where nothing is read back: the learning rate, which the step
+  // determines).
+  struct CheckpointedState {
+    std::function<void(ckpt::Snapshot&)> save;
+    std::function<void(const ckpt::CheckpointReader&)> load;
+  };
+  std::vector<CheckpointedState> checkpointed_;
+
+  BatchGeometry batch_;  // this rank's samples and micro-steps
   double flops_per_token_ = 0;
   double peak_ = 0;  // matmul FLOP/s per rank (runtime/matmul_peak.h)
   std::int64_t step_ = 0;
-  std::int64_t start_step_ = 0;
   bool stop_requested_ = false;  // the last agreed step asked to stop
   bool terminated_ = false;      // ... because SIGTERM reached some rank
   bool signal_noted_ = false;
-  std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point train_start_ = std::chrono::steady_clock::now();  // after the set-up
-  double eval_seconds_ = 0;     // left out of the training time
-  double trained_seconds_ = 0;  // the training time, once the last step is done
   std::optional<Evaluation> last_eval_;
   std::optional<EvalResult> test_eval_;
 };

@@ -31,8 +31,8 @@ std::string location(const toml::source_region& region) {
   return fmt::format("{}:{}:{}", path, region.begin.line, region.begin.column);
 }
 
-SectionReader::SectionReader(const toml::table& root, std::string section, toml::table& resolved)
-    : section_(std::move(section)), resolved_(&resolved) {
+SectionReader::SectionReader(const toml::table& root, std::string section, toml::table& resolved, std::string file)
+    : root_(&root), file_(std::move(file)), section_(std::move(section)), resolved_(&resolved) {
   if (const toml::node* node = root.get(section_)) {
     table_ = node->as_table();
     if (table_ == nullptr) {
@@ -42,6 +42,17 @@ SectionReader::SectionReader(const toml::table& root, std::string section, toml:
   }
   resolved_->insert_or_assign(section_, toml::table{});
   resolved_ = resolved_->get(section_)->as_table();
+}
+
+std::string SectionReader::origins(std::initializer_list<std::pair<const char*, const char*>> keys) const {
+  std::vector<std::string> found;
+  for (const auto& [section, key] : keys) {
+    const toml::node* node = root_->at_path(std::string(section) + "." + key).node();
+    if (node == nullptr) continue;
+    const std::string where = location(node->source());
+    if (std::find(found.begin(), found.end(), where) == found.end()) found.push_back(where);
+  }
+  return found.empty() ? file_ : fmt::format("{}", fmt::join(found, ", "));
 }
 
 void SectionReader::fail(const toml::node& node, const std::string& key, const std::string& what) const {

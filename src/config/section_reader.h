@@ -9,15 +9,22 @@
 #include "config/choices.h"
 
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hpctrain::config {
 
+// The upper bound of an integer key that has none of its own.
+inline constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
+
 class SectionReader {
  public:
-  SectionReader(const toml::table& root, std::string section, toml::table& resolved);
+  // `file`: the experiment file, named where an error has no key to point at.
+  SectionReader(const toml::table& root, std::string section, toml::table& resolved, std::string file = {});
 
   std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max);
   double number(const std::string& key, double fallback, double min, double max);
@@ -59,6 +66,11 @@ class SectionReader {
   // Throws on any key of the section that no accessor asked for.
   void finish() const;
 
+  // Where a check across KEYS ({section, key}, of any section) finds its
+  // values: their file:line:column or --set, or the experiment file when
+  // every one is a default.
+  [[nodiscard]] std::string origins(std::initializer_list<std::pair<const char*, const char*>> keys) const;
+
  private:
   template <class E>
   static std::vector<std::string> names() {
@@ -73,6 +85,8 @@ class SectionReader {
   [[noreturn]] void fail(const toml::node& node, const std::string& key, const std::string& what) const;
   const toml::node* find(const std::string& key);
 
+  const toml::table* root_;
+  std::string file_;
   const toml::table* table_ = nullptr;
   std::string section_;
   std::set<std::string> known_;

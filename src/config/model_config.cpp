@@ -1,0 +1,37 @@
+#include "config/model_config.h"
+
+#include <fmt/format.h>
+
+#include "config/config_error.h"
+#include "config/section_reader.h"
+
+namespace hpctrain::config {
+
+ModelConfig ModelConfig::read(SectionReader section, const DataConfig& data) {
+  ModelConfig m;
+  m.kind = section.choice("kind", m.kind);
+  m.n_layer = section.integer("n_layer", m.n_layer, 1, 1024);
+  m.n_head = section.integer("n_head", m.n_head, 1, 1024);
+  m.d_model = section.integer("d_model", m.d_model, 1, 1 << 16);
+  m.max_seq_len = section.integer("max_seq_len", data.seq_len, 1, 1 << 20);
+  m.init_std = section.number("init_std", m.init_std, 0.0, 1.0);
+  section.finish();
+  if (m.kind == ModelKind::kBert && data.token_files() && !data.has_tokenizer()) {
+    throw ConfigError(
+        fmt::format("{}: a bert model masks tokens with its tokenizer's <mask> piece, and token files "
+                    "come with none: set data.tokenizer to the hpctrain tokenizer they were made with",
+                    section.origins({{"model", "kind"}, {"data", "format"}})));
+  }
+  if (m.d_model % m.n_head != 0) {
+    throw ConfigError(fmt::format("{}: model.d_model {} is not a multiple of model.n_head {}",
+                                  section.origins({{"model", "d_model"}, {"model", "n_head"}}), m.d_model, m.n_head));
+  }
+  if (m.max_seq_len < data.seq_len) {
+    throw ConfigError(fmt::format("{}: model.max_seq_len {} is shorter than data.seq_len {}",
+                                  section.origins({{"model", "max_seq_len"}, {"data", "seq_len"}}), m.max_seq_len,
+                                  data.seq_len));
+  }
+  return m;
+}
+
+}  // namespace hpctrain::config

@@ -1,0 +1,37 @@
+#include "config/parallel_config.h"
+
+#include <fmt/format.h>
+
+#include "config/config_error.h"
+#include "config/section_reader.h"
+
+namespace hpctrain::config {
+
+ParallelConfig ParallelConfig::read(SectionReader section) {
+  ParallelConfig p;
+  p.reducer = section.choice("reducer", p.reducer);
+  p.collective_timeout_s = section.number("collective_timeout_s", p.collective_timeout_s, 1, 1e6);
+  p.prepare_timeout_s = section.number("prepare_timeout_s", p.prepare_timeout_s, 1, 1e6);
+  p.comm_wait = section.choice("comm_wait", p.comm_wait);
+  p.first_bucket_mb = section.number("first_bucket_mb", p.first_bucket_mb, 0.001, 1e5);
+  p.bucket_cap_mb = section.number("bucket_cap_mb", p.bucket_cap_mb, 0.001, 1e5);
+  p.overlap = section.boolean("overlap", p.overlap);
+  p.bf16_compression = section.boolean("bf16_compression", p.bf16_compression);
+  p.zero = static_cast<int>(section.integer("zero", p.zero, 0, 1));
+  p.check_replicas_every = section.integer("check_replicas_every", p.check_replicas_every, 0, kNoLimit);
+  p.merge_every = section.integer("merge_every", p.merge_every, 1, kNoLimit);
+  p.merge = section.choice("merge", p.merge);
+  p.merge_mode = section.choice("merge_mode", p.merge_mode);
+  p.merge_delay = section.integer("merge_delay", p.merge_delay, 0, kNoLimit);
+  p.merge_moments = section.boolean("merge_moments", p.merge_moments);
+  p.outer_lr = section.number("outer_lr", p.outer_lr, 0.0, 100.0);
+  p.outer_momentum = section.number("outer_momentum", p.outer_momentum, 0.0, 1.0);
+  section.finish();
+  if (p.zero == 1 && p.reducer != ReducerKind::kDdp) {
+    throw ConfigError(fmt::format("{}: parallel.zero = 1 shards DDP's optimizer; it needs parallel.reducer = \"ddp\"",
+                                  section.origins({{"parallel", "zero"}, {"parallel", "reducer"}})));
+  }
+  return p;
+}
+
+}  // namespace hpctrain::config

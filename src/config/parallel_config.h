@@ -1,0 +1,65 @@
+// [parallel]: the reducer (DDP, ZeRO-1 or DDAP: docs/reducers.md) and its
+// options, and how ranks wait on collectives (docs/bootstrap.md).
+#pragma once
+
+#include <cstdint>
+
+#include "config/choices.h"
+
+namespace hpctrain::config {
+
+class SectionReader;
+
+enum class ReducerKind { kDdp, kDdap };
+enum class MergeKind { kAverage, kTies, kDiloco };
+enum class MergeMode { kBlocking, kOverlapped };
+// What a rank does between two polls of a pending collective (docs/bootstrap.md).
+enum class CommWait { kSpin, kYield, kSleep };
+
+template <>
+struct ChoiceTable<ReducerKind> {
+  static constexpr std::array<Choice<ReducerKind>, 2> entries{
+      {{"ddp", ReducerKind::kDdp}, {"ddap", ReducerKind::kDdap}}};
+};
+template <>
+struct ChoiceTable<MergeKind> {
+  static constexpr std::array<Choice<MergeKind>, 3> entries{
+      {{"average", MergeKind::kAverage}, {"ties", MergeKind::kTies}, {"diloco", MergeKind::kDiloco}}};
+};
+template <>
+struct ChoiceTable<MergeMode> {
+  static constexpr std::array<Choice<MergeMode>, 2> entries{
+      {{"blocking", MergeMode::kBlocking}, {"overlapped", MergeMode::kOverlapped}}};
+};
+template <>
+struct ChoiceTable<CommWait> {
+  static constexpr std::array<Choice<CommWait>, 3> entries{
+      {{"spin", CommWait::kSpin}, {"yield", CommWait::kYield}, {"sleep", CommWait::kSleep}}};
+};
+
+struct ParallelConfig {
+  ReducerKind reducer = ReducerKind::kDdp;  // synchronous or asynchronous
+  double collective_timeout_s = 300;
+  double prepare_timeout_s = 3600;  // the other ranks' wait while rank 0 prepares the data set
+  CommWait comm_wait = CommWait::kYield;
+  // ddp
+  double first_bucket_mb = 1;
+  double bucket_cap_mb = 25;
+  bool overlap = true;                      // allreduce buckets during backward
+  bool bf16_compression = false;            // gradients travel as bf16
+  int zero = 0;                             // 1: ZeRO-1, the optimizer state sharded over the ranks
+  std::int64_t check_replicas_every = 100;  // steps; 0 turns the divergence check off
+  // ddap
+  std::int64_t merge_every = 16;  // H
+  MergeKind merge = MergeKind::kAverage;
+  MergeMode merge_mode = MergeMode::kBlocking;
+  std::int64_t merge_delay = 1;  // k: steps an overlapped merge stays in flight
+  bool merge_moments = false;    // merge AdamW's moments with the weights
+  double outer_lr = 0.7;         // diloco
+  double outer_momentum = 0.9;   // diloco
+
+  // Reads the section and checks it (errors at the key's file:line:column or --set).
+  static ParallelConfig read(SectionReader section);
+};
+
+}  // namespace hpctrain::config

@@ -14,7 +14,7 @@
 
 #include "ckpt/checkpoint.h"
 #include "comm/communicator.h"
-#include "optim/optimizer.h"
+#include "optim/grad_clip.h"
 #include "train/evaluator.h"
 #include "train/log_window.h"
 #include "train/run_log.h"

@@ -23,7 +23,9 @@ inline constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max(
 
 class SectionReader {
  public:
-  // `file`: the experiment file, named where an error has no key to point at.
+  // `file`: the experiment file, which origins() names when every key it is
+  // given is a default. Readers that never call origins() (jobgen's
+  // [slurm], [sweep] and cluster profiles) leave it empty.
   SectionReader(const toml::table& root, std::string section, toml::table& resolved, std::string file = {});
 
   std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max);

@@ -101,9 +101,10 @@ void RunReport::test(std::int64_t step, const std::optional<EvalResult>& test, C
 
 void RunReport::training_done() { trained_seconds_ = since(train_start_) - eval_seconds_; }
 
-void RunReport::summary(const RunOutcome& outcome, comm::Communicator& comm, const std::string& run_dir) {
+void RunReport::summary(const TrainSummary& run, std::optional<double> unigram_entropy, bool can_sample,
+                        comm::Communicator& comm, const std::string& run_dir) {
   const double speed =
-      tokens_per_second(static_cast<double>(outcome.step - start_step_) * tokens_per_step_, trained_seconds_);
+      tokens_per_second(static_cast<double>(run.steps - start_step_) * tokens_per_step_, trained_seconds_);
   const int ranks = comm.size();
 
   // Timing over ranks.
@@ -131,29 +132,29 @@ void RunReport::summary(const RunOutcome& outcome, comm::Communicator& comm, con
                           static_cast<double>(*most) / kMiB, most - peaks.begin(), static_cast<double>(*least) / kMiB,
                           least - peaks.begin()));
   }
-  if (outcome.final_eval) {
-    const EvalResult& v = *outcome.final_eval;
+  if (run.final_eval) {
+    const EvalResult& v = *run.final_eval;
     fields.insert(fields.begin(), {{"eval_loss", v.loss},
                                    {"eval_tokens", Metric::count(v.tokens)},
                                    {"eval_full", Metric::count(v.full() ? 1 : 0)}});
     std::string baseline;
-    if (outcome.unigram_entropy) {
+    if (unigram_entropy) {
       // The bar any language model must clear: predicting each token by its
       // frequency alone, ignoring context.
-      const double unigram = *outcome.unigram_entropy;
+      const double unigram = *unigram_entropy;
       baseline = fmt::format("; predicting tokens by their frequency alone scores {:.4f} nats (perplexity {:.2f})",
                              unigram, std::exp(unigram));
     }
     log_.line(fmt::format("validation loss {:.4f} nats (perplexity {:.2f}) over {}{}", v.loss, v.perplexity,
                           v.coverage(), baseline));
   }
-  const auto& test = outcome.test_eval;
+  const auto& test = run.test_eval;
   if (test) {
     fields.emplace_back("test_loss", test->loss);
     fields.emplace_back("test_tokens", Metric::count(test->tokens));
   }
-  log_.record("summary", outcome.step, fields);
-  log_.line(fmt::format("final weights sha256: {}", outcome.weights_sha256));
+  log_.record("summary", run.steps, fields);
+  log_.line(fmt::format("final weights sha256: {}", run.weights_sha256));
   // Last but for what to do next: the number no tuning has seen.
   if (test) {
     log_.line(
@@ -162,9 +163,8 @@ void RunReport::summary(const RunOutcome& outcome, comm::Communicator& comm, con
                     test->loss, test->perplexity, test->coverage()));
   }
   const std::string generate =
-      outcome.can_sample
-          ? fmt::format("`hpctrain generate {}` samples again (--prompt, --temperature, --seed), ", run_dir)
-          : "";
+      can_sample ? fmt::format("`hpctrain generate {}` samples again (--prompt, --temperature, --seed), ", run_dir)
+                 : "";
   log_.line(
       fmt::format("next: {}`hpctrain eval {}` evaluates the checkpoint, `jobgen status {}` sums the run up; "
                   "docs/training.md explains this output",

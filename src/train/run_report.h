@@ -22,14 +22,13 @@
 
 namespace hpctrain::train {
 
-// What the summary says besides the timing: the run's last figures.
-struct RunOutcome {
-  std::int64_t step = 0;
-  std::string weights_sha256;
-  std::optional<EvalResult> final_eval;
-  std::optional<EvalResult> test_eval;
-  std::optional<double> unigram_entropy;  // the training split's, in nats
-  bool can_sample = false;                // a causal model with a tokenizer: `hpctrain generate` applies
+// What a run ended with: what the summary reports, and what the trainer returns.
+struct TrainSummary {
+  std::string weights_sha256;            // identical for identical (seed, world size, config)
+  std::optional<EvalResult> final_eval;  // absent when the run stopped early: the whole validation split by default
+  std::optional<EvalResult> test_eval;   // the whole test split, when the data set has one
+  std::int64_t steps = 0;                // optimizer steps done, those before a resume included
+  bool preempted = false;                // by checkpoint.signal: exit with config::kRequeueExitCode
 };
 
 class RunReport {
@@ -64,8 +63,12 @@ class RunReport {
   void training_done();
 
   // After the last step, collective: the ranks' wall time and peak memory,
-  // the summary record, the final figures and what to do next.
-  void summary(const RunOutcome& outcome, comm::Communicator& comm, const std::string& run_dir);
+  // the summary record, the final figures (beside the unigram baseline: the
+  // training split's entropy in nats, when known) and what to do next
+  // (`hpctrain generate` where the run can sample: a causal model with a
+  // tokenizer).
+  void summary(const TrainSummary& run, std::optional<double> unigram_entropy, bool can_sample,
+               comm::Communicator& comm, const std::string& run_dir);
 
   // Drops metric records of steps after `step`, which run again (a resume).
   std::size_t resume_at(std::int64_t step) { return log_.resume_at(step); }

@@ -374,15 +374,11 @@ TrainSummary Trainer::finish(bool stopped) {
   }
   if (last_eval_) summary.final_eval = last_eval_->headline();
   summary.test_eval = test_eval_;
-  RunOutcome outcome;
-  outcome.step = step_;
-  outcome.weights_sha256 = summary.weights_sha256;
-  outcome.final_eval = summary.final_eval;
-  outcome.test_eval = test_eval_;
-  if (train_set_ && summary.final_eval) outcome.unigram_entropy = train_set_->unigram_entropy();
+  std::optional<double> unigram;
+  if (train_set_ && summary.final_eval) unigram = train_set_->unigram_entropy();
   // A sample needs text: a causal model and a tokenizer to write it with.
-  outcome.can_sample = tokenizer_ && model_->objective() == model::Objective::kCausal;
-  report_.summary(outcome, world_.comm(), experiment_.job.run_dir);
+  const bool can_sample = tokenizer_ && model_->objective() == model::Objective::kCausal;
+  report_.summary(summary, unigram, can_sample, world_.comm(), experiment_.job.run_dir);
   return summary;
 }
 

@@ -48,14 +48,6 @@
 
 namespace hpctrain::train {
 
-struct TrainSummary {
-  std::string weights_sha256;            // identical for identical (seed, world size, config)
-  std::optional<EvalResult> final_eval;  // absent when the run stopped early: the whole validation split by default
-  std::optional<EvalResult> test_eval;   // the whole test split, when the data set has one
-  std::int64_t steps = 0;                // optimizer steps done, those before a resume included
-  bool preempted = false;                // by checkpoint.signal: exit with config::kRequeueExitCode
-};
-
 struct StepResult {
   double loss = 0;  // this rank's, averaged over the micro-steps
   double lr = 0;

@@ -161,7 +161,7 @@ void DdapReducer::after_optimizer_step(std::int64_t step, bool epoch_end) {
   if (merged_.valid() && step - started_at_ >= parallel_.merge_delay) apply();
   if (step % parallel_.merge_every == 0 || epoch_end) {
     if (merged_.valid()) apply();  // never two merges in flight
-    start(step);
+    start(step, overlapped_);
     if (!overlapped_) apply();
   }
 }
@@ -169,11 +169,8 @@ void DdapReducer::after_optimizer_step(std::int64_t step, bool epoch_end) {
 void DdapReducer::finish() {
   if (merged_.valid()) apply();
   if (last_merge_applied_for_ == last_step_ && !overlapped_) return;
-  const bool overlapped = overlapped_;
-  overlapped_ = false;
-  start(last_step_);
+  start(last_step_, false);  // the last merge blocks, whatever the mode
   apply();
-  overlapped_ = overlapped;
 }
 
 DdapState DdapReducer::state() {
@@ -218,7 +215,7 @@ void DdapReducer::restore(const DdapState& state) {
   }
 }
 
-void DdapReducer::start(std::int64_t step) {
+void DdapReducer::start(std::int64_t step, bool overlapped) {
   started_at_ = step;
   theta_at_start_ = flatten_parameters(model_);
   moments_at_start_ =
@@ -232,7 +229,7 @@ void DdapReducer::start(std::int64_t step) {
     }
     return m;
   };
-  if (overlapped_) {
+  if (overlapped) {
     merged_ = std::async(std::launch::async, std::move(merge));
   } else {
     merged_ = ready(merge());

@@ -84,6 +84,9 @@ class DdapReducer final : public Reducer {
   // starts from the replicas' merge instead (reduce/ddap_reshard.h).
   void load(const ckpt::CheckpointReader& checkpoint) override;
   [[nodiscard]] std::vector<std::string> incompatibilities(const ckpt_file::CheckpointInfo& info) const override;
+  [[nodiscard]] std::string on_other_world_size() const override {
+    return "every rank starts from the merge of its replicas, with their mean AdamW moments";
+  }
 
   // Waits for a merge in flight (collective over the merge communicator).
   [[nodiscard]] DdapState state();
@@ -99,12 +102,14 @@ class DdapReducer final : public Reducer {
   };
   static std::future<Merged> ready(Merged merged);
 
-  void start(std::int64_t step);
+  // Starts the merge of the replicas as they are at `step`: on a thread of
+  // its own when `overlapped`, else done on return.
+  void start(std::int64_t step, bool overlapped);
   void apply();
 
   config::ParallelConfig parallel_;
   MergeRule rule_;
-  bool overlapped_;
+  bool overlapped_;  // merge_mode: the merges during training
   std::unique_ptr<comm::Communicator> owned_;
   comm::Communicator& comm_;
   comm::Communicator& control_;

@@ -14,21 +14,18 @@
 //    so every rank issues the same sequence of collectives whichever thread
 //    issues them;
 //  - micro_step(false) (no_sync) turns the hooks off for accumulation micro-steps;
-//  - optional bf16 compression halves the bytes on the wire;
+//  - what goes on the wire is a strategy of its own (gradient_wire.h):
+//    allreduce, or reduce-scatter for ZeRO-1, each in fp32 or bf16;
 //  - every parallel.check_replicas_every steps the replicas are compared
 //    (replica_check.h).
 // With overlap off, the same buckets are reduced after backward: the results
 // are bitwise identical, only the timing differs.
 //
-// ZeRO-1 (parallel.zero = 1): each bucket is padded to a multiple of the world
-// size and reduce-scattered instead of allreduced, so rank r receives the
-// summed gradients of shard r only; optimizer_step() steps AdamW on that shard
-// (optimizer_shard.h: the moments exist for it alone, 1/N of DDP's) and
-// allgathers the updated weights in place. Parameters are views into their
-// bucket's weight buffer for that. The global gradient norm for clipping is
-// the shards' squared norms summed over the ranks. Reduce-scatter plus
-// allgather move the bytes one allreduce does; the allgathers run after the
-// step, not overlapped with the next forward.
+// ZeRO-1 (parallel.zero = 1): the reduce-scatter leaves rank r the summed
+// gradients of shard r of each bucket only, and the optimizer is sharded the
+// same way (optimizer_shard.h: AdamW's moments for that shard alone, 1/N of
+// DDP's; the updated weights allgathered after the step, not overlapped with
+// the next forward).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -42,6 +39,7 @@
 
 #include "comm/communicator.h"
 #include "model/language_model.h"
+#include "reduce/gradient_wire.h"
 #include "reduce/optimizer_shard.h"
 #include "reduce/reducer.h"
 
@@ -73,8 +71,6 @@ class DdpReducer final : public Reducer {
   [[nodiscard]] bool gradients_summed_over_ranks() const override { return true; }
   // Reduces what is left and waits for every bucket.
   void end_backward() override;
-  // ZeRO-1: clip by the global norm, step this rank's shard, allgather the weights.
-  optim::GradClip optimizer_step(optim::AdamW& optimizer, double max_norm) override;
   void after_optimizer_step(std::int64_t step, bool epoch_end) override;
   void finish() override {}
   void save(ckpt::Snapshot& snapshot) override;
@@ -91,11 +87,7 @@ class DdpReducer final : public Reducer {
 
  private:
   struct Bucket {
-    at::Tensor flat;        // fp32, the gradients live here (padded under ZeRO-1)
-    at::Tensor wire;        // bf16 copy when compressing
-    at::Tensor shard;       // ZeRO-1: this rank's shard of the summed gradients
-    at::Tensor shard_wire;  // ZeRO-1 with compression: the shard as it arrives, bf16
-    at::Tensor weights;     // ZeRO-1: the parameters live here, padded
+    at::Tensor flat;  // fp32, the gradients live here (padded for the wire)
     std::vector<std::size_t> params;
     std::size_t pending = 0;
     bool ready = false;
@@ -108,7 +100,8 @@ class DdpReducer final : public Reducer {
   // A bucket has been taken but not yet reduced (caller holds mutex_).
   [[nodiscard]] bool in_flight() const { return next_to_launch_ > reduced_; }
   void communication_loop();
-  void reduce_bucket(Bucket& bucket);
+  // ZeRO-1: clip by the global norm, step this rank's shard, allgather the weights.
+  optim::GradClip step_optimizer(double max_norm) override;
 
   config::ParallelConfig parallel_;
   std::unique_ptr<comm::Communicator> owned_;
@@ -118,7 +111,8 @@ class DdpReducer final : public Reducer {
   std::vector<std::size_t> bucket_of_;
   std::vector<Bucket> buckets_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // keeps the hooked nodes alive
-  std::unique_ptr<OptimizerShard> shard_;                             // ZeRO-1 only
+  std::unique_ptr<GradientWire> wire_;
+  std::unique_ptr<OptimizerShard> shard_;  // ZeRO-1 only
   bool sync_ = true;
   std::size_t launched_by_hooks_ = 0;
 

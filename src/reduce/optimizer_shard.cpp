@@ -5,10 +5,13 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
+
+#include "reduce/replica_state.h"
 
 namespace hpctrain::reduce {
 namespace {
@@ -34,9 +37,15 @@ void adamw_update_tensors(const torch::optim::AdamWOptions& o, std::int64_t step
 
 std::int64_t shard_numel(std::int64_t numel, int world) { return (numel + world - 1) / world; }
 
-OptimizerShard::OptimizerShard(std::vector<BucketLayout> buckets, const model::LanguageModel& model,
-                               optim::AdamW& optimizer, int rank)
-    : params_(model.parameters()), steps_(params_.size(), 0), optimizer_(optimizer), rank_(rank) {
+OptimizerShard::OptimizerShard(std::vector<BucketLayout> buckets, model::LanguageModel& model, optim::AdamW& optimizer,
+                               comm::Communicator& comm, comm::Communicator& control)
+    : model_(model),
+      params_(model.parameters()),
+      steps_(params_.size(), 0),
+      optimizer_(optimizer),
+      comm_(comm),
+      control_(control),
+      rank_(comm.rank()) {
   std::unordered_map<const void*, std::size_t> group_by_param;
   const auto& groups = optimizer.param_groups();
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -56,12 +65,18 @@ OptimizerShard::OptimizerShard(std::vector<BucketLayout> buckets, const model::L
     Bucket bucket;
     const std::int64_t begin = rank_ * layout.shard_numel;
     const std::int64_t end = begin + layout.shard_numel;
+    bucket.weights = torch::zeros({layout.shard_numel * comm_.size()}, params_.front().options());
     std::int64_t offset = 0;
     for (const std::size_t i : layout.params) {
       const std::int64_t n = params_[i].numel();
       const std::int64_t lo = std::max(offset, begin);
       const std::int64_t hi = std::min(offset + n, end);
       if (lo < hi) bucket.segments.push_back({i, lo - offset, lo - begin, hi - lo});
+      // The weights move into the bucket (the same tensor, now a view), so
+      // the allgather writes every rank's update in place.
+      at::Tensor view = bucket.weights.narrow(0, offset, n);
+      view.copy_(params_[i].reshape({-1}));
+      params_[i].set_data(view.view_as(params_[i]));
       offset += n;
     }
     bucket.exp_avg = torch::zeros({layout.shard_numel}, params_.front().options());
@@ -84,8 +99,68 @@ double OptimizerShard::squared_norm(const std::vector<at::Tensor>& grads) const 
   return sum;
 }
 
-void OptimizerShard::step(const std::vector<at::Tensor>& grads, const std::vector<at::Tensor>& weights,
-                          float grad_scale) {
+optim::GradClip OptimizerShard::step(const std::vector<at::Tensor>& grads, double max_norm) {
+  optim::GradClip clip;
+  if (max_norm > 0) {
+    // The shards partition the gradients: their squared norms add up to the
+    // whole one's. A float on the host, over the control communicator.
+    auto squared = static_cast<float>(squared_norm(grads));
+    control_.allreduce(&squared, 1, comm::DType::kFloat32, comm::ReduceOp::kSum);
+    clip.norm = std::sqrt(static_cast<double>(squared));
+    // torch::nn::utils::clip_grad_norm_'s factor, in float as it computes it.
+    clip.scale = std::min(1.0F, static_cast<float>(max_norm) / (static_cast<float>(clip.norm) + 1e-6F));
+  }
+  adam_step(grads, clip.scale);
+  allgather_weights();
+  return clip;
+}
+
+void OptimizerShard::allgather_weights() {
+  // Every bucket's allgather in flight at once, in bucket order on every rank.
+  std::vector<comm::WorkPtr> gathers;
+  const torch::NoGradGuard no_grad;
+  for (Bucket& bucket : buckets_) {
+    const auto shard = static_cast<std::size_t>(bucket.layout.shard_numel);
+    auto* all = static_cast<float*>(bucket.weights.data_ptr());
+    gathers.push_back(
+        comm_.allgather_async(all + shard * static_cast<std::size_t>(rank_), all, shard, comm::DType::kFloat32));
+  }
+  for (auto& work : gathers) work->wait();
+}
+
+void OptimizerShard::save(ckpt::Snapshot& snapshot) const {
+  if (!snapshot.sharded) {
+    // The same layout as without ZeRO-1: the shards gathered whole on rank 0.
+    optim::AdamState whole = gather();
+    if (control_.rank() == 0) {
+      ckpt::add_parameters(snapshot, "model", model_);
+      add_adam_state(snapshot, "optimizer", std::move(whole), model_);
+    }
+    return;
+  }
+  // Each rank its share of the weights and the moments it holds, as pieces;
+  // rank 0 the step counts, which every rank shares.
+  ckpt::add_parameters(snapshot, "model", model_, owned_parameters(model_, control_.rank(), control_.size()));
+  std::vector<std::string> names;
+  for (const auto& item : model_.named_parameters()) names.push_back(item.key());
+  for (auto& piece : pieces()) {
+    snapshot.tensors.emplace_back(moment_piece_name("optimizer", "exp_avg", names[piece.param], piece.first),
+                                  std::move(piece.exp_avg));
+    snapshot.tensors.emplace_back(moment_piece_name("optimizer", "exp_avg_sq", names[piece.param], piece.first),
+                                  std::move(piece.exp_avg_sq));
+  }
+  if (control_.rank() != 0) return;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    snapshot.tensors.emplace_back("optimizer/step/" + names[i], torch::full({1}, steps_[i], torch::kInt64));
+  }
+}
+
+void OptimizerShard::load(const ckpt::CheckpointReader& checkpoint) {
+  ckpt::load_parameters(checkpoint.file(), "model", model_);
+  load(read_adam_state(checkpoint, "optimizer", model_));
+}
+
+void OptimizerShard::adam_step(const std::vector<at::Tensor>& grads, float grad_scale) {
   torch::NoGradGuard no_grad;
   for (auto& s : steps_) ++s;  // every parameter has a gradient under DDP
   const auto& groups = optimizer_.param_groups();
@@ -94,7 +169,7 @@ void OptimizerShard::step(const std::vector<at::Tensor>& grads, const std::vecto
     const std::int64_t shard_start = rank_ * bucket.layout.shard_numel;
     for (const Segment& seg : bucket.segments) {
       const auto& options = static_cast<const torch::optim::AdamWOptions&>(groups[group_of_[seg.param]].options());
-      at::Tensor p = weights[b].narrow(0, shard_start + seg.shard_offset, seg.length);
+      at::Tensor p = bucket.weights.narrow(0, shard_start + seg.shard_offset, seg.length);
       const at::Tensor g = grads[b].narrow(0, seg.shard_offset, seg.length);
       at::Tensor m = bucket.exp_avg.narrow(0, seg.shard_offset, seg.length);
       at::Tensor v = bucket.exp_avg_sq.narrow(0, seg.shard_offset, seg.length);
@@ -108,8 +183,9 @@ void OptimizerShard::step(const std::vector<at::Tensor>& grads, const std::vecto
   }
 }
 
-optim::AdamState OptimizerShard::gather(comm::Communicator& comm) const {
+optim::AdamState OptimizerShard::gather() const {
   optim::AdamState whole;
+  comm::Communicator& comm = comm_;
   const bool root = comm.rank() == 0;
   if (root) {
     for (const auto& p : params_) {

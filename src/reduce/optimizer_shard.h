@@ -1,8 +1,10 @@
 // ZeRO-1's optimizer: this rank's 1/N of AdamW. DDP's buckets are padded to a
 // multiple of the world size N and cut into N equal shards; rank r owns shard
 // r of every bucket: the reduce-scatter leaves it that shard's summed
-// gradients, it keeps AdamW's moments for those elements only and updates
-// those weights, and an allgather then gives every rank the whole bucket.
+// gradients (reduce_scatter_wire.h), it keeps AdamW's moments for those
+// elements only and updates those weights, and an allgather then gives every
+// rank the whole bucket. The parameters are views into padded weight buffers,
+// one per bucket, for that allgather to write in place.
 // A shard may start or end inside a parameter, so each shard is a list of
 // segments, one per parameter it overlaps, each stepped with its parameter's
 // group options (learning rate, weight decay) and step count.
@@ -18,8 +20,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "ckpt/checkpoint.h"
 #include "comm/communicator.h"
 #include "model/language_model.h"
+#include "optim/grad_clip.h"
 #include "optim/optimizer.h"
 
 namespace hpctrain::reduce {
@@ -36,32 +40,25 @@ std::int64_t shard_numel(std::int64_t numel, int world);
 
 class OptimizerShard {
  public:
-  OptimizerShard(std::vector<BucketLayout> buckets, const model::LanguageModel& model, optim::AdamW& optimizer,
-                 int rank);
+  // Moves each bucket's parameters into a padded weight buffer (the same
+  // values; each parameter becomes a view into it). The weights are
+  // allgathered over `comm`; the gradient norm is summed over `control`, a
+  // CPU communicator.
+  OptimizerShard(std::vector<BucketLayout> buckets, model::LanguageModel& model, optim::AdamW& optimizer,
+                 comm::Communicator& comm, comm::Communicator& control);
 
-  // The sum of the squared gradients in this rank's shards (grads[b]: bucket
-  // b's reduced shard, shard_numel elements; the padding holds zeros), in
-  // double: the caller sums it over the ranks for the global norm.
-  [[nodiscard]] double squared_norm(const std::vector<at::Tensor>& grads) const;
-  // One AdamW step of this rank's shards: grads[b] as above, weights[b]
-  // bucket b's padded weight buffer, of which this rank's shard is updated.
-  void step(const std::vector<at::Tensor>& grads, const std::vector<at::Tensor>& weights, float grad_scale);
+  // Clips by the global gradient norm (0: no clipping), steps this rank's
+  // shards and allgathers every bucket's weights. grads[b]: bucket b's summed
+  // shard, shard_numel elements (the padding holds zeros).
+  optim::GradClip step(const std::vector<at::Tensor>& grads, double max_norm);
 
-  // Collective over `comm` (its rank is this shard's): the whole AdamW state
-  // on rank 0, an empty one elsewhere.
-  [[nodiscard]] optim::AdamState gather(comm::Communicator& comm) const;
-  // This rank's moments as they lie in its shards, for a sharded checkpoint:
-  // one piece per segment, host copies. Every rank holds the step counts.
-  struct Piece {
-    std::size_t param;
-    std::int64_t first;  // element within the flattened parameter
-    at::Tensor exp_avg;
-    at::Tensor exp_avg_sq;
-  };
-  [[nodiscard]] std::vector<Piece> pieces() const;
-  [[nodiscard]] const std::vector<std::int64_t>& steps() const { return steps_; }
-  // Takes this rank's shard of a whole state (every rank passes the whole).
-  void load(const optim::AdamState& whole);
+  // Collective. A one-file checkpoint holds the whole AdamW state in the
+  // model's parameter order, DDP's layout (gathered to rank 0); a sharded one
+  // each rank's share of the weights and the moments it holds, as pieces.
+  void save(ckpt::Snapshot& snapshot) const;
+  // Every rank reads the whole state and keeps its shard: any world size,
+  // with or without ZeRO-1 before, continues.
+  void load(const ckpt::CheckpointReader& checkpoint);
 
   // Bytes of optimizer state this rank holds: the two moments of its shards.
   [[nodiscard]] std::int64_t state_bytes() const;
@@ -76,15 +73,36 @@ class OptimizerShard {
   struct Bucket {
     BucketLayout layout;
     std::vector<Segment> segments;
+    at::Tensor weights;  // the bucket's parameters live here, padded
     at::Tensor exp_avg;  // shard_numel elements each
     at::Tensor exp_avg_sq;
   };
+  // One piece of a sharded checkpoint: a segment's moments, host copies.
+  struct Piece {
+    std::size_t param;
+    std::int64_t first;  // element within the flattened parameter
+    at::Tensor exp_avg;
+    at::Tensor exp_avg_sq;
+  };
+
+  // The sum of the squared gradients in this rank's shards, in double.
+  [[nodiscard]] double squared_norm(const std::vector<at::Tensor>& grads) const;
+  void adam_step(const std::vector<at::Tensor>& grads, float grad_scale);
+  void allgather_weights();
+  // The whole AdamW state on rank 0 of comm_, an empty one elsewhere.
+  [[nodiscard]] optim::AdamState gather() const;
+  [[nodiscard]] std::vector<Piece> pieces() const;
+  // Takes this rank's shard of a whole state (every rank passes the whole).
+  void load(const optim::AdamState& whole);
 
   std::vector<Bucket> buckets_;
+  model::LanguageModel& model_;
   std::vector<at::Tensor> params_;     // for shapes and devices
   std::vector<std::size_t> group_of_;  // parameter -> optimizer param group
   std::vector<std::int64_t> steps_;    // per parameter, as AdamW counts them
   optim::AdamW& optimizer_;
+  comm::Communicator& comm_;
+  comm::Communicator& control_;
   int rank_;
 };
 

@@ -51,10 +51,15 @@ std::unique_ptr<comm::Communicator> own_communicator(const at::Device& device, c
 
 }  // namespace
 
-optim::GradClip Reducer::optimizer_step(optim::AdamW& optimizer, double max_norm) {
+optim::GradClip Reducer::optimizer_step(double lr, double max_norm) {
+  optim::set_learning_rate(optimizer_, lr);
+  return step_optimizer(max_norm);
+}
+
+optim::GradClip Reducer::step_optimizer(double max_norm) {
   optim::GradClip clip;
   if (max_norm > 0) clip = optim::grad_clip(model_.parameters(), max_norm);
-  optim::adamw_step(optimizer, clip.scale);
+  optim::adamw_step(optimizer_, clip.scale);
   return clip;
 }
 

@@ -5,7 +5,7 @@
 //   begin_step()                       before a step's first micro-step
 //   micro_step(last) ... backward      once per micro-step; last for the step's last
 //   end_backward()                     after the last backward
-//   optimizer_step(optimizer, clip)    clip by the global gradient norm, step
+//   optimizer_step(lr, clip)           at this learning rate, clipped by the global gradient norm
 //   after_optimizer_step(step, end)    step counted from 1; end: an epoch ended
 //   finish()                           after the last step
 //
@@ -13,11 +13,12 @@
 // gradients become the mean over the samples they stand for: the whole global
 // batch where backward's gradients are summed over the ranks
 // (gradients_summed_over_ranks(): DDP, ZeRO-1), else the rank's own share
-// (DDAP's replicas, one rank). save() and load() put the model,
-// the optimizer's state and the reducer's own state in a checkpoint, since
-// only the reducer knows how the replicas relate (one shared replica for
-// DDP; one per rank and an anchor for DDAP; a shard of the optimizer per rank
-// for a sharded optimizer).
+// (DDAP's replicas, one rank). The reducer steps the optimizer, since only it
+// knows where the summed gradients lie (whole on every rank, or a shard per
+// rank under ZeRO-1). save() and load() put the model, the optimizer's state
+// and the reducer's own state in a checkpoint, since only the reducer knows
+// how the replicas relate (one shared replica for DDP; one per rank and an
+// anchor for DDAP; a shard of the optimizer per rank for a sharded optimizer).
 #pragma once
 
 #include <cstdint>
@@ -50,10 +51,9 @@ class Reducer {
   virtual void micro_step(bool last) = 0;
   [[nodiscard]] virtual bool gradients_summed_over_ranks() const = 0;
   virtual void end_backward() = 0;
-  // Clips the gradients by their global L2 norm to `max_norm` (0: no clipping)
-  // inside AdamW's pass, and steps. Reducers that shard the optimizer step
-  // their shard and gather the result.
-  virtual optim::GradClip optimizer_step(optim::AdamW& optimizer, double max_norm);
+  // Sets the learning rate to `lr`, clips the gradients by their global L2
+  // norm to `max_norm` (0: no clipping) inside AdamW's pass, and steps.
+  optim::GradClip optimizer_step(double lr, double max_norm);
   virtual void after_optimizer_step(std::int64_t step, bool epoch_end) = 0;
   virtual void finish() = 0;
   // After finish(): what the reducer did over the run, for the log ("" for nothing to say).
@@ -75,9 +75,16 @@ class Reducer {
   virtual void load(const ckpt::CheckpointReader& checkpoint) = 0;
   // Why a checkpoint written as `info` cannot continue under this reducer (empty: it can).
   [[nodiscard]] virtual std::vector<std::string> incompatibilities(const ckpt_file::CheckpointInfo& info) const = 0;
+  // What load() does with a checkpoint written at another world size, for
+  // the log ("" when the replicas simply continue).
+  [[nodiscard]] virtual std::string on_other_world_size() const { return {}; }
 
  protected:
   Reducer(model::LanguageModel& model, optim::AdamW& optimizer) : model_(model), optimizer_(optimizer) {}
+  // The step itself, the learning rate set: by default the whole model's
+  // AdamW step on every rank. Reducers that shard the optimizer step their
+  // shard and gather the result.
+  virtual optim::GradClip step_optimizer(double max_norm);
 
   model::LanguageModel& model_;
   optim::AdamW& optimizer_;

@@ -167,11 +167,9 @@ void Trainer::resume_from(const std::filesystem::path& path) {
   // What it resumed with, to compare with the run or the file it came from.
   report_.line(fmt::format("weights sha256 at resume: {}", weights_sha256(*model_)));
   if (const std::int64_t ranks = checkpoint.info().world_size; ranks != world_.size()) {
-    report_.line(fmt::format("the checkpoint was written by {} rank{}, this run has {}{}", ranks, ranks == 1 ? "" : "s",
-                             world_.size(),
-                             checkpoint.info().reducer == "ddap"
-                                 ? ": every rank starts from the merge of its replicas, with their mean AdamW moments"
-                                 : ""));
+    const std::string what = reducer_->on_other_world_size();
+    report_.line(fmt::format("the checkpoint was written by {} rank{}, this run has {}{}{}", ranks,
+                             ranks == 1 ? "" : "s", world_.size(), what.empty() ? "" : ": ", what));
   }
   if (const auto dropped = report_.resume_at(step_); dropped > 0) {
     report_.line(
@@ -231,7 +229,6 @@ StepResult Trainer::train_step() {
   const config::Experiment& e = experiment_;
   StepResult result;
   result.lr = schedule_.at(step_ + 1);
-  optim::set_learning_rate(*optimizer_, result.lr);
   data_->begin_step();
   reducer_->begin_step();
   const torch::Device device = model_->parameters().front().device();
@@ -258,7 +255,7 @@ StepResult Trainer::train_step() {
     result.loss += loss.item<double>() / batch_.loss_divisor(m, false);
   }
   reducer_->end_backward();
-  result.clip = reducer_->optimizer_step(*optimizer_, e.optimizer.grad_clip);
+  result.clip = reducer_->optimizer_step(result.lr, e.optimizer.grad_clip);
   ++step_;
   reducer_->after_optimizer_step(step_, data_->epoch_ended());
   if (weight_average_) weight_average_->update(reducer_->evaluation_weights());

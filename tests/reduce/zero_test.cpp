@@ -90,7 +90,7 @@ TrainResult train(comm::Communicator& world, int zero, bool bf16, int steps) {
       run.losses.push_back(loss.item<double>());
       (loss / world.size()).backward();
       ddp.end_backward();
-      run.norms.push_back(ddp.optimizer_step(*optimizer, kMaxNorm).norm);
+      run.norms.push_back(ddp.optimizer_step(oc.lr, kMaxNorm).norm);
     }
   }
   run.allreduces = counted.allreduces;

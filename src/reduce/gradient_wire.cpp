@@ -1,0 +1,13 @@
+#include "reduce/gradient_wire.h"
+
+#include "reduce/allreduce_wire.h"
+#include "reduce/reduce_scatter_wire.h"
+
+namespace hpctrain::reduce {
+
+std::unique_ptr<GradientWire> make_gradient_wire(const config::ParallelConfig& parallel, comm::Communicator& comm) {
+  if (parallel.zero == 1) return std::make_unique<ReduceScatterWire>(comm, parallel.bf16_compression);
+  return std::make_unique<AllreduceWire>(comm, parallel.bf16_compression);
+}
+
+}  // namespace hpctrain::reduce

@@ -6,7 +6,7 @@
 # simulated nodes, one machine, would use shared memory), the link limited to
 # 100 Mbit/s with tbf.
 #
-# Fixed here, before any run (bench/report_across_nodes.py computes from them):
+# Fixed here, before any run (bench/across-nodes-report.py computes from them):
 #   the run length:     STEPS optimizer steps of the quickstart (model, data,
 #                       batch of 16 x 256 tokens, schedule, seed) at learning
 #                       rate LR (the quickstart's before it was tuned to 3e-3,
@@ -24,7 +24,7 @@
 #                       MERGE_DELAY steps later).
 # Each rank's 8 sequences per step go through one micro-batch, so all of DDP's
 # backward can overlap communication. Results (metrics.jsonl per run, the
-# link's allreduce bandwidth) go to OUT; bench/report_across_nodes.py then
+# link's allreduce bandwidth) go to OUT; bench/across-nodes-report.py then
 # writes docs/benchmarks.md and its plots (gnuplot).
 #
 #   bench/across-nodes.sh [--out DIR] [--rates "100mbit ..."] [--configs "ddp ..."]
@@ -66,7 +66,7 @@ out=$(mkdir -p "$out" && cd "$out" && pwd)
 # --out of their own, such as a longer run's) beside them, in OUT/report/.
 report_to=$out/report
 [[ $out == "$(cd "$repo/bench/results/across-nodes" 2>/dev/null && pwd)" ]] && report_to=$repo/docs
-report() { mkdir -p "$report_to" && /usr/bin/python3 "$repo/bench/report_across_nodes.py" "$out" "$report_to"; }
+report() { mkdir -p "$report_to" && /usr/bin/python3 "$repo/bench/across-nodes-report.py" "$out" "$report_to"; }
 if $report_only; then report; exit; fi
 
 ((EUID == 0)) || { echo "${0##*/}: needs root (the SLURM cluster harness)" >&2; exit 1; }

@@ -17,7 +17,7 @@
 # machine; it shares this machine's kernel, cores and network. `.ci/run`
 # runs there under `time` on a clone of COMMIT (default HEAD), and makes its
 # own Debian 13 root inside it. Output, with the time of each line, goes to
-# bench/results/ci-cold-<commit>.log. Needs root, debootstrap, about 15 GB
+# bench/results/ci-cold/ci-cold-<commit>.log. Needs root, debootstrap, about 15 GB
 # of disk and network access to deb.debian.org; takes about an hour on 2
 # cores. The root is removed at the end.
 set -euo pipefail
@@ -30,7 +30,7 @@ command -v debootstrap >/dev/null || [[ -x /usr/sbin/debootstrap ]] ||
 
 root=$(mktemp -d /var/tmp/hpctrain-ci-cold.XXXXXX)
 trap 'rm -rf --one-file-system "$root"' EXIT
-log=$repo/bench/results/ci-cold-$commit.log
+log=$repo/bench/results/ci-cold/ci-cold-$commit.log
 echo "ci-cold: debootstrap bookworm into $root (not timed: the machine as CI gets it)"
 "$repo/tests/platform/new-machine.sh" "$root/fs" "$commit" git,ca-certificates
 

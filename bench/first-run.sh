@@ -7,7 +7,7 @@
 # and PID namespace; it shares this machine's kernel, cores and network. A
 # clone of COMMIT (default HEAD) goes into it, and the main command, taken
 # verbatim from README.md, runs there under `time`; its output goes to
-# bench/results/first-run-<commit>.log with the phases' times at the end.
+# bench/results/first-run/first-run-<commit>.log with the phases' times at the end.
 # Needs root, debootstrap and network access to deb.debian.org; takes about
 # 20 minutes on 2 cores, half of it the quickstart's training.
 set -euo pipefail
@@ -22,7 +22,7 @@ main=$(awk '/<!-- main-command -->/{found=1; next} found && /^```sh/{getline; pr
 
 root=$(mktemp -d /var/tmp/hpctrain-first-run.XXXXXX)
 trap 'rm -rf --one-file-system "$root"' EXIT
-log=$repo/bench/results/first-run-$commit.log
+log=$repo/bench/results/first-run/first-run-$commit.log
 echo "first-run: debootstrap bookworm into $root"
 "$repo/tests/platform/new-machine.sh" "$root/fs" "$commit"
 

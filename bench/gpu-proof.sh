@@ -30,7 +30,7 @@
 #               this GPU at start-up
 #   logits      the smoke's DDP run: hpctrain's bf16 logits for one batch
 #               against PyTorch's from the same weights, exported through
-#               safetensors (bench/reference/compare_logits.py states the
+#               safetensors (tests/reference/compare_logits.py states the
 #               tolerance)
 # Everything it writes goes under the work directory (default a new one under
 # /tmp), and 8 files under DIR of --out (default $OUT, where the device tool
@@ -343,10 +343,10 @@ throughput() {
     fi
     run_into "$work/throughput.hpctrain.jsonl" "$build/bench/train_step_bench" "${common[@]}" --threads "$cores" ||
       return 1
-    run_into "$work/throughput.eager.jsonl" python3 "$repo/bench/reference/bench_pytorch.py" "${common[@]}" \
+    run_into "$work/throughput.eager.jsonl" python3 "$repo/bench/bench_pytorch.py" "${common[@]}" \
       --threads "$cores" --optimizer foreach --sdpa || return 1
     if ((compile)); then
-      run_into "$work/throughput.compile.jsonl" python3 "$repo/bench/reference/bench_pytorch.py" "${common[@]}" \
+      run_into "$work/throughput.compile.jsonl" python3 "$repo/bench/bench_pytorch.py" "${common[@]}" \
         --threads "$cores" --optimizer foreach --sdpa --compile || return 1
     fi
   done
@@ -382,10 +382,10 @@ logits() {
   run "$build/hpctrain" ckpt export "$run_dir" --out "$work/weights.safetensors" || return 1
   run "$build/bench/model_logits" "$run_dir" "$work/logits" --device "$device" --precision bf16 || return 1
   if [[ -n ${DRY:-} ]]; then
-    run python3 "$repo/bench/reference/compare_logits.py" "$work/logits" "$work/weights.safetensors"
+    run python3 "$repo/tests/reference/compare_logits.py" "$work/logits" "$work/weights.safetensors"
     return 0
   fi
-  python3 "$repo/bench/reference/compare_logits.py" "$work/logits" "$work/weights.safetensors" | tee "$out/logits.txt"
+  python3 "$repo/tests/reference/compare_logits.py" "$work/logits" "$work/weights.safetensors" | tee "$out/logits.txt"
 }
 
 # summarize: the table and the logs under $out, after every step, so that a

@@ -1,8 +1,8 @@
 // model_logits: a trained model's logits for one batch of random tokens, on a
 // chosen device and precision, written as a tensor directory
-// (bench/reference/tensor_dir.h: `tokens` [B, T] int64, `logits` [B, T, V]
+// (tests/reference/tensor_dir.h: `tokens` [B, T] int64, `logits` [B, T, V]
 // float32, and the model's shape in its meta) for
-// bench/reference/compare_logits.py, which computes the same logits with
+// tests/reference/compare_logits.py, which computes the same logits with
 // PyTorch from the run's weights exported through safetensors
 // (`hpctrain ckpt export`). The tokens come from a CPU generator seeded with
 // --seed, so a rerun draws the same batch.
@@ -27,7 +27,7 @@
 #include "train/trained_model.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"a trained model's logits for one batch (compare bench/reference/compare_logits.py)"};
+  CLI::App app{"a trained model's logits for one batch (compare tests/reference/compare_logits.py)"};
   std::string run;
   std::string out;
   std::string device = "cpu";

@@ -8,7 +8,7 @@
 # says what each contender does). Default 3 rounds; ~3 minutes here.
 # Needs Debian's libhdf5-mpich-dev (the MPICH build of HDF5; installing it
 # points the hdf5.pc alternative at the MPI build, which hpctrain's own build,
-# found through h5cc, does not use). Writes bench/results/parallel-hdf5-COMMIT.txt.
+# found through h5cc, does not use). Writes bench/results/parallel-hdf5/parallel-hdf5-COMMIT.txt.
 set -euo pipefail
 shopt -s inherit_errexit
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +19,7 @@ bench=$repo/build/bench/parallel_hdf5_bench
   exit 1
 }
 commit=$(git -C "$repo" rev-parse --short=12 HEAD)
-out=$repo/bench/results/parallel-hdf5-$commit.txt
+out=$repo/bench/results/parallel-hdf5/parallel-hdf5-$commit.txt
 # On the file system hpctrain's runs use (runs/ lies in the repository).
 work=$(mktemp -d -p "$repo" .bench-phdf5.XXXX)
 trap 'rm -rf "$work"' EXIT

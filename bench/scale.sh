@@ -20,7 +20,7 @@
 #     ranks and the rank that had the largest, and the write time hpctrain
 #     logs (one file: rank 0's background write; sharded: the slowest shard,
 #     the agreement and the index, in the foreground).
-# --part runs one part only. Writes bench/results/scale-COMMIT.txt (a part
+# --part runs one part only. Writes bench/results/scale/scale-COMMIT.txt (a part
 # run alone: scale-COMMIT-partN.txt) and, with gnuplot, scale-COMMIT.png.
 # Data: $DATA, or the quickstart's data set prepared into a temporary directory.
 # LAYERS=N (default 12) changes the depth, for a shape whose one-file DDAP
@@ -40,8 +40,8 @@ hpctrain=${HPCTRAIN:-$repo/build/hpctrain}
 commit=$(git -C "$repo" rev-parse --short=12 HEAD)
 results=$repo/bench/results
 mkdir -p "$results"
-out=$results/scale-$commit.txt
-((${#parts[@]} == 3)) || out=$results/scale-$commit-part${parts[0]}.txt
+out=$results/scale/scale-$commit.txt
+((${#parts[@]} == 3)) || out=$results/scale/scale-$commit-part${parts[0]}.txt
 layers=${LAYERS:-12}
 [[ $layers =~ ^[1-9][0-9]?$ ]] || { echo "scale.sh: LAYERS must be 1-99" >&2; exit 1; }
 ((layers == 12)) || out=${out%.txt}-layers$layers.txt
@@ -165,7 +165,7 @@ if ((${#rows[@]})) && command -v gnuplot >/dev/null; then
   printf '%s\n' "${rows[@]}" >"$work/rows.dat"
   gnuplot <<GP
 set terminal pngcairo size 900,500
-set output "$results/scale-$commit.png"
+set output "$results/scale/scale-$commit.png"
 set title "GPT-2-small shape, fp32: memory per rank (bench/scale.sh at $commit)"
 set style data histograms
 set style histogram clustered gap 1
@@ -177,6 +177,6 @@ plot "$work/rows.dat" using 3:xtic(sprintf("%d ranks, %s", \$1, strcol(2))) titl
      "" using 5 title "peak resident, a training rank", \
      "" using 4 title "peak resident, rank 0 (writes checkpoints)"
 GP
-  echo "plot: $results/scale-$commit.png" | tee -a "$out"
+  echo "plot: $results/scale/scale-$commit.png" | tee -a "$out"
 fi
 echo "results: $out"

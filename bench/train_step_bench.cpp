@@ -1,5 +1,5 @@
 // train_step_bench: hpctrain's training step on one rank, timed the way
-// bench/reference/bench_pytorch.py times PyTorch eager, so the two compare
+// bench/bench_pytorch.py times PyTorch eager, so the two compare
 // like for like at any GPT shape. The step is the trainer's own
 // (train::Trainer::train_step: gradients reset, forward, loss, backward,
 // clipping at 1.0, which PyTorch's loop does not do, and AdamW), on a fresh
@@ -30,7 +30,7 @@
 #include "train/training_data.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"hpctrain's training step on random tokens (compare bench/reference/bench_pytorch.py)"};
+  CLI::App app{"hpctrain's training step on random tokens (compare bench/bench_pytorch.py)"};
   hpctrain::config::Experiment e;
   e.model.kind = hpctrain::config::ModelKind::kGpt;
   e.data.seq_len = 256;

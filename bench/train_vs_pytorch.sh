@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/train_vs_pytorch.sh [--compile] [--optimizer loop|foreach] [ROUNDS]:
-# hpctrain's training throughput against PyTorch (bench/reference/
+# hpctrain's training throughput against PyTorch (tests/reference/
 # bench_pytorch.py, the python3-torch of the platform it runs on: 1.13 on
 # Debian 12, 2.6 on Debian 13) at equal threads (2), fp32, AdamW, on two GPT
 # shapes:
@@ -46,10 +46,10 @@ run_shape() {  # NAME STEPS WARMUP SHAPE-ARGS...
   local name=$1 steps=$2 warmup=$3
   shift 3
   for _ in $(seq "$rounds"); do
-    /usr/bin/python3 bench/reference/bench_pytorch.py "$@" --threads 2 --steps "$steps" --warmup "$warmup" \
+    /usr/bin/python3 bench/bench_pytorch.py "$@" --threads 2 --steps "$steps" --warmup "$warmup" \
       --optimizer "$optimizer" >>"$work/$name.pytorch.jsonl"
     if ((${#compile[@]})); then
-      /usr/bin/python3 bench/reference/bench_pytorch.py "$@" --threads 2 --steps "$steps" --warmup "$warmup" \
+      /usr/bin/python3 bench/bench_pytorch.py "$@" --threads 2 --steps "$steps" --warmup "$warmup" \
         --optimizer "$optimizer" --compile >>"$work/$name.compiled.jsonl"
     fi
     build/bench/train_step_bench "$@" --threads 2 --steps "$steps" --warmup "$warmup" | grep "^{" >>"$work/$name.hpctrain.jsonl"

@@ -1,6 +1,6 @@
 // The interface every model implements, and the factory that builds one from
 // [model]. Parameter names are the interchange keys with the PyTorch reference
-// (bench/reference/models.py) and with checkpoints: keep them stable.
+// (tests/reference/models.py) and with checkpoints: keep them stable.
 #pragma once
 
 #include <ATen/core/Tensor.h>

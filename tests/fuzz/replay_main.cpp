@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
 namespace {
 
-constexpr unsigned kSecondsPerInput = 5;  // libFuzzer's -timeout in bench/fuzz.sh
+constexpr unsigned kSecondsPerInput = 5;  // libFuzzer's -timeout in tests/fuzz/fuzz.sh
 
 void timed_out(int /*signal*/) {
   const char message[] = "fuzz replay: an input ran longer than the limit (a hang)\n";

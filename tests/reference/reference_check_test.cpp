@@ -1,5 +1,5 @@
 // The test oracle: hpctrain's models against the PyTorch reference
-// (bench/reference/models.py) on identical weights and inputs. Logits, the
+// (tests/reference/models.py) on identical weights and inputs. Logits, the
 // training loss (LanguageModel::loss) and every parameter's gradient must
 // agree to 1e-5 relative (L2 norm of the difference over the L2 norm of the
 // reference, per tensor).

@@ -1,4 +1,4 @@
-// The Trainer's steps against PyTorch's (bench/reference/train.py) on the
+// The Trainer's steps against PyTorch's (tests/reference/train.py) on the
 // same weights and batches: a tiny GPT over the quickstart data set
 // ($HPCTRAIN_TEST_DATA), at a world of 1, where the reference trains alone.
 #include <gtest/gtest.h>

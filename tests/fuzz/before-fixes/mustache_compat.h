@@ -1,4 +1,4 @@
-// Force-included into the Mustache harness when bench/fuzz-before-fixes.sh
+// Force-included into the Mustache harness when tests/fuzz/fuzz-before-fixes.sh
 // builds it against the code before the hostile-input fixes. That code read
 // template data only from files (load_data_file: JSON, or TOML by the .toml
 // extension) and took partials as a plain map; the two functions below give

@@ -1,6 +1,6 @@
 // Today's checkpoint-reader names (ckpt_file/) over the code before the
 // hostile-input fixes, where the reader lived in ckpt/ beside LibTorch: used
-// only when bench/fuzz-before-fixes.sh builds the checkpoint harness against
+// only when tests/fuzz/fuzz-before-fixes.sh builds the checkpoint harness against
 // that code. Verification ran in the caller's process then.
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Turns bench/across-nodes.sh's results into docs/benchmarks.md and its plots.
 
-    report_across_nodes.py RESULTS_DIR DOCS_DIR
+    across-nodes-report.py RESULTS_DIR DOCS_DIR
 
 RESULTS_DIR/<rate>/doctor.txt        allreduce busbw over the link (16 MiB)
 RESULTS_DIR/<rate>/<config>/metrics.jsonl   hpctrain's records of one run
@@ -286,7 +286,7 @@ def plot(runs, rates, where, settings):
                     for seconds, loss, _ in runs[(rate, config)]["evals"]:
                         f.write(f"{seconds:.3f} {loss:.6f}\n")
                 curves.append((name, f"{label(config, settings)}, {RATE_LABEL[rate]}", rates.index(rate), config))
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "across_nodes.gp")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "across-nodes.gp")
         lines = ", ".join(f"'{name}' using 1:2 with linespoints dashtype {1 + r} lc {1 + CONFIGS.index(c)} "
                           f"title '{title}'" for name, title, r, c in curves)
         subprocess.run(["gnuplot", "-e", f"tokens='{tmp}/tokens.dat'; out='{where}'; columns={len(present)}; "

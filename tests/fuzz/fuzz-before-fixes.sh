@@ -5,10 +5,10 @@
 # (tests/fuzz/corpus/NAME/seed-*, never the repro-*/found-* inputs that hold
 # the bugs), and lists what libFuzzer found: every crash, timeout (over 5 s),
 # out-of-memory and leak, grouped by kind and by the first frame in our code
-# (bench/fuzz_findings.sh), each replayed once more through today's code (the
+# (tests/fuzz/findings.sh), each replayed once more through today's code (the
 # GCC replay driver of the README's test command), which must take it.
 #
-#   bench/fuzz-before-fixes.sh [--time SECONDS] [--commit C] [--work DIR] [--report-only] [HARNESS...]
+#   tests/fuzz/fuzz-before-fixes.sh [--time SECONDS] [--commit C] [--work DIR] [--report-only] [HARNESS...]
 #
 # --report-only lists what an earlier run in the same work directory found.
 # Default: every harness for 600 s, 2 at a time, commit 0bfe22f (the last one
@@ -26,13 +26,13 @@
 # C++20, like the fuzz preset. toml++ is header-only and instrumented, with its
 # assertions on, as in the fuzz preset.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 repo=$PWD
 fuzz_repo=$repo
-# shellcheck source=bench/fuzz_findings.sh
-source bench/fuzz_findings.sh
-# shellcheck source=bench/fuzz_harnesses.sh
-source bench/fuzz_harnesses.sh
+# shellcheck source=tests/fuzz/findings.sh
+source tests/fuzz/findings.sh
+# shellcheck source=tests/fuzz/harnesses.sh
+source tests/fuzz/harnesses.sh
 seconds=600
 commit=0bfe22f
 work=/tmp/hpctrain-fuzz-before

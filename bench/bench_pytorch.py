@@ -9,7 +9,7 @@ GPU under bf16 autocast (fp32 master weights, as hpctrain's), each step timed
 to its last kernel; --sdpa: attention through F.scaled_dot_product_attention
 (flash attention there) instead of the explicit softmax.
 Example (tiny GPT):
-  python3 bench/reference/bench_pytorch.py --model gpt --layers 4 --d-model 256 \
+  python3 bench/bench_pytorch.py --model gpt --layers 4 --d-model 256 \
       --heads 4 --vocab 8192 --batch 8 --seq 256 --threads 2 --steps 10 --warmup 2
 """
 import argparse
@@ -21,7 +21,8 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The models are the test oracle's (tests/reference/models.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
 import models  # noqa: E402
 
 

@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034,SC2154  # sets variables its callers read; they set fuzz_repo
-# Sourced by bench/fuzz.sh and bench/fuzz-before-fixes.sh: the harnesses of
+# Sourced by tests/fuzz/fuzz.sh and tests/fuzz/fuzz-before-fixes.sh: the harnesses of
 # tests/fuzz and the limits each runs under, the same for today's code and
 # for the code before the hostile-input fixes, so the two runs compare.
 

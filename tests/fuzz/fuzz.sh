@@ -7,19 +7,19 @@
 # run goes on, so every harness runs its whole time. Prints one table
 # (executions, executions per second, the coverage of the functions each
 # harness exists for), then every finding grouped by cause and owner
-# (bench/fuzz_findings.sh). Exits 1 when any finding is ours (anything but a
+# (tests/fuzz/findings.sh). Exits 1 when any finding is ours (anything but a
 # crash inside libhdf5): a crash, a leak, a timeout over 5 s or an out-of-memory.
 #
-#   bench/fuzz.sh [--time SECONDS] [--jobs N] [--work DIR] [--report-only] [HARNESS...]
+#   tests/fuzz/fuzz.sh [--time SECONDS] [--jobs N] [--work DIR] [--report-only] [HARNESS...]
 #
 # Default: every harness for 600 s, 2 at a time, in /tmp/hpctrain-fuzz.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 fuzz_repo=$PWD
-# shellcheck source=bench/fuzz_findings.sh
-source bench/fuzz_findings.sh
-# shellcheck source=bench/fuzz_harnesses.sh
-source bench/fuzz_harnesses.sh
+# shellcheck source=tests/fuzz/findings.sh
+source tests/fuzz/findings.sh
+# shellcheck source=tests/fuzz/harnesses.sh
+source tests/fuzz/harnesses.sh
 seconds=600
 jobs=2
 work=/tmp/hpctrain-fuzz

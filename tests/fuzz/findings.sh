@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by bench/fuzz.sh and bench/fuzz-before-fixes.sh: lists what a
+# Sourced by tests/fuzz/fuzz.sh and tests/fuzz/fuzz-before-fixes.sh: lists what a
 # libFuzzer run in fork mode found. Fork mode goes on after each finding and
 # keeps every input that crashed, timed out (over 5 s), ran out of memory or
 # leaked, mostly the same few bugs again; each is replayed alone through the

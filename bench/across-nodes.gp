@@ -1,5 +1,5 @@
-# Plots for docs/benchmarks.md (called by bench/report_across_nodes.py):
-#   gnuplot -e "tokens='T.dat'; out='DIR'; columns=N; curves='PLOT-ARGS'" across_nodes.gp
+# Plots for docs/benchmarks.md (called by bench/across-nodes-report.py):
+#   gnuplot -e "tokens='T.dat'; out='DIR'; columns=N; curves='PLOT-ARGS'" across-nodes.gp
 # T.dat: a header row of configuration names, then one row per link of tokens/s.
 set terminal pngcairo size 900,520 font "sans,10"
 

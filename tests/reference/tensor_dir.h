@@ -1,4 +1,4 @@
-// The tensor interchange format shared with bench/reference/tensorio.py: a
+// The tensor interchange format shared with tests/reference/tensorio.py: a
 // directory with manifest.json ({"tensors": {name: {dtype, shape, file}},
 // "meta": {...}}) and one raw little-endian file per tensor.
 #pragma once

@@ -15,6 +15,13 @@ ModelConfig ModelConfig::read(SectionReader section, const DataConfig& data) {
   m.d_model = section.integer("d_model", m.d_model, 1, 1 << 16);
   m.max_seq_len = section.integer("max_seq_len", data.seq_len, 1, 1 << 20);
   m.init_std = section.number("init_std", m.init_std, 0.0, 1.0);
+  if (m.kind == ModelKind::kLlama) {
+    m.n_kv_head = section.integer("n_kv_head", m.n_head, 1, 1024);
+    m.d_ff = section.integer("d_ff", (8 * m.d_model / 3 + 63) / 64 * 64, 1, 1 << 20);
+    m.rope_theta = section.number("rope_theta", m.rope_theta, 1.0, 1e12);
+    m.norm_eps = section.number("norm_eps", m.norm_eps, 0.0, 1.0);
+    m.tie_embeddings = section.boolean("tie_embeddings", m.tie_embeddings);
+  }
   section.finish();
   if (m.kind == ModelKind::kBert && data.token_files() && !data.has_tokenizer()) {
     throw ConfigError(
@@ -24,6 +31,15 @@ ModelConfig ModelConfig::read(SectionReader section, const DataConfig& data) {
   }
   if (m.d_model % m.n_head != 0) {
     throw ConfigError(fmt::format("{}: model.d_model {} is not a multiple of model.n_head {}",
+                                  section.origins({{"model", "d_model"}, {"model", "n_head"}}), m.d_model, m.n_head));
+  }
+  if (m.kind == ModelKind::kLlama && m.n_head % m.n_kv_head != 0) {
+    throw ConfigError(fmt::format("{}: model.n_head {} is not a multiple of model.n_kv_head {}",
+                                  section.origins({{"model", "n_head"}, {"model", "n_kv_head"}}), m.n_head,
+                                  m.n_kv_head));
+  }
+  if (m.kind == ModelKind::kLlama && (m.d_model / m.n_head) % 2 != 0) {
+    throw ConfigError(fmt::format("{}: RoPE rotates pairs of dimensions, and model.d_model {} / model.n_head {} is odd",
                                   section.origins({{"model", "d_model"}, {"model", "n_head"}}), m.d_model, m.n_head));
   }
   if (m.max_seq_len < data.seq_len) {

@@ -10,14 +10,14 @@ namespace hpctrain::config {
 
 class SectionReader;
 
-enum class ModelKind { kGpt, kBert, kMlp };
+enum class ModelKind { kGpt, kBert, kMlp, kLlama };
 // What a parameter is, from its name (model::parameter_kind): weight decay exempts kinds.
 enum class ParameterKind { kWeight, kBias, kNorm, kEmbedding };
 
 template <>
 struct ChoiceTable<ModelKind> {
-  static constexpr std::array<Choice<ModelKind>, 3> entries{
-      {{"gpt", ModelKind::kGpt}, {"bert", ModelKind::kBert}, {"mlp", ModelKind::kMlp}}};
+  static constexpr std::array<Choice<ModelKind>, 4> entries{
+      {{"gpt", ModelKind::kGpt}, {"bert", ModelKind::kBert}, {"mlp", ModelKind::kMlp}, {"llama", ModelKind::kLlama}}};
 };
 template <>
 struct ChoiceTable<ParameterKind> {
@@ -28,12 +28,20 @@ struct ChoiceTable<ParameterKind> {
 };
 
 struct ModelConfig {
-  ModelKind kind = ModelKind::kGpt;  // gpt (causal LM), bert (MLM encoder), mlp (a next-token MLP over a window)
+  // gpt (causal LM), bert (MLM encoder), mlp (a next-token MLP over a window),
+  // llama (causal LM: RoPE, RMSNorm, SwiGLU, grouped-query attention, no biases)
+  ModelKind kind = ModelKind::kGpt;
   std::int64_t n_layer = 4;
   std::int64_t n_head = 4;
   std::int64_t d_model = 256;
   std::int64_t max_seq_len = 0;  // default: data.seq_len
   double init_std = 0.02;
+  // llama only (the other kinds refuse them):
+  std::int64_t n_kv_head = 0;   // key/value heads, dividing n_head; default: n_head
+  std::int64_t d_ff = 0;        // SwiGLU's hidden width; default: 8/3 d_model rounded up to a multiple of 64
+  double rope_theta = 10000.0;  // RoPE's base
+  double norm_eps = 1e-6;       // RMSNorm's epsilon
+  bool tie_embeddings = false;  // the output layer shares the token embedding
 
   // Reads the section and checks it (errors at the key's file:line:column or --set).
   static ModelConfig read(SectionReader section, const DataConfig& data);

@@ -46,6 +46,7 @@ std::shared_ptr<LanguageModel> make_model(const config::ModelConfig& config, std
     case config::ModelKind::kGpt: return make_gpt(config, vocab_size);
     case config::ModelKind::kBert: return make_bert(config, vocab_size);
     case config::ModelKind::kMlp: return make_mlp_lm(config, vocab_size);
+    case config::ModelKind::kLlama: return make_llama(config, vocab_size);
   }
   throw std::invalid_argument("model.kind: a kind make_model does not build");
 }

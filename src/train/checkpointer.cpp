@@ -212,6 +212,9 @@ std::vector<std::string> config_incompatibilities(const config::Experiment& now,
   compare("model.n_layer", then.model.n_layer, now.model.n_layer);
   compare("model.n_head", then.model.n_head, now.model.n_head);
   compare("model.d_model", then.model.d_model, now.model.d_model);
+  compare("model.n_kv_head", then.model.n_kv_head, now.model.n_kv_head);
+  compare("model.d_ff", then.model.d_ff, now.model.d_ff);
+  compare("model.tie_embeddings", then.model.tie_embeddings, now.model.tie_embeddings);
   compare("data.seq_len", then.data.seq_len, now.data.seq_len);
   compare("training.batch_size", then.training.batch_size, now.training.batch_size);
   if (!info.tokenizer_sha256.empty() && info.tokenizer_sha256 != tokenizer_sha256) {

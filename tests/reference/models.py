@@ -170,6 +170,119 @@ class MlpLM(nn.Module):
         return logits, loss
 
 
+# --- Llama, after Hugging Face's LlamaForCausalLM (modeling_llama.py) --------
+# The same arithmetic and the same order of operations as HF's classes, under
+# hpctrain's parameter names (docs/models.md maps them to HF's).
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        # in fp32 whatever x is, then back to x's type, then the weight
+        x32 = x.to(torch.float32)
+        x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x32.to(x.dtype)
+
+
+def rope_tables(T, head_dim, theta):
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+    freqs = torch.arange(T).float()[:, None] @ inv_freq[None, :]  # [T, hd/2]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, d_model, n_head, n_kv_head):
+        super().__init__()
+        self.n_head, self.n_kv_head = n_head, n_kv_head
+        self.head_dim = d_model // n_head
+        self.q_proj = nn.Linear(d_model, n_head * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(d_model, n_kv_head * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(d_model, n_kv_head * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(n_head * self.head_dim, d_model, bias=False)
+
+    def forward(self, x, cos, sin):
+        B, T, _ = x.shape
+        hd = self.head_dim
+        q = self.q_proj(x).view(B, T, -1, hd).transpose(1, 2)  # [B, H, T, hd]
+        k = self.k_proj(x).view(B, T, -1, hd).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, -1, hd).transpose(1, 2)
+        cos, sin = cos.to(q.dtype)[None, None], sin.to(q.dtype)[None, None]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        # repeat_kv: key/value head j serves query heads j*n_rep .. (j+1)*n_rep-1
+        n_rep = self.n_head // self.n_kv_head
+        k = k[:, :, None].expand(B, self.n_kv_head, n_rep, T, hd).reshape(B, self.n_head, T, hd)
+        v = v[:, :, None].expand(B, self.n_kv_head, n_rep, T, hd).reshape(B, self.n_head, T, hd)
+        att = (q @ k.transpose(-2, -1)) * hd ** -0.5
+        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+        att = att.masked_fill(mask, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, -1)
+        return self.o_proj(y)
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.gate = nn.Linear(d_model, d_ff, bias=False)
+        self.up = nn.Linear(d_model, d_ff, bias=False)
+        self.down = nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d_model, n_head, n_kv_head, d_ff, eps):
+        super().__init__()
+        self.ln1 = RMSNorm(d_model, eps)
+        self.attn = LlamaAttention(d_model, n_head, n_kv_head)
+        self.ln2 = RMSNorm(d_model, eps)
+        self.mlp = SwiGLU(d_model, d_ff)
+
+    def forward(self, x, cos, sin):
+        x = x + self.attn(self.ln1(x), cos, sin)
+        return x + self.mlp(self.ln2(x))
+
+
+class Llama(nn.Module):
+    def __init__(self, vocab_size, max_seq_len, n_layer, n_head, d_model, n_kv_head, d_ff,
+                 rope_theta=10000.0, norm_eps=1e-6, tie_embeddings=False):
+        super().__init__()
+        self.vocab_size, self.max_seq_len, self.n_layer = vocab_size, max_seq_len, n_layer
+        self.head_dim, self.rope_theta = d_model // n_head, rope_theta
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.blocks = nn.ModuleList(
+            [LlamaBlock(d_model, n_head, n_kv_head, d_ff, norm_eps) for _ in range(n_layer)])
+        self.ln_f = RMSNorm(d_model, norm_eps)
+        self.lm_head = None if tie_embeddings else nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, tokens, targets=None):
+        B, T = tokens.shape
+        assert T <= self.max_seq_len, "sequence longer than max_seq_len"
+        cos, sin = rope_tables(T, self.head_dim, self.rope_theta)
+        cos, sin = cos.to(tokens.device), sin.to(tokens.device)
+        x = self.tok_emb(tokens)
+        for blk in self.blocks:
+            x = blk(x, cos, sin)
+        out = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
+        logits = self.ln_f(x) @ out.t()
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.view(-1, self.vocab_size), targets.reshape(-1))
+        return logits, loss
+
+
 def build(meta):
     """Construct the model named by a check/bench meta dict."""
     kind = meta["model"]
@@ -181,7 +294,10 @@ def build(meta):
         return GPT(*args)
     if kind == "bert":
         return BertMLM(*args)
-    raise ValueError(f"unknown model {kind!r} (expected gpt, bert or mlp)")
+    if kind == "llama":
+        return Llama(*args, int(meta["n_kv_head"]), int(meta["d_ff"]), float(meta["rope_theta"]),
+                     float(meta["norm_eps"]), bool(meta["tie_embeddings"]))
+    raise ValueError(f"unknown model {kind!r} (expected gpt, bert, mlp or llama)")
 
 
 @torch.no_grad()

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <ostream>
 
 #include "model/language_model.h"
 #include "tensor_dir.h"
@@ -25,7 +26,10 @@ constexpr double kTolerance = 1e-5;
 std::string nlohmann_meta(const config::ModelConfig& c, std::int64_t vocab) {
   return "{\"model\": \"" + std::string(config::name_of(c.kind)) + "\", \"vocab_size\": " + std::to_string(vocab) +
          ", \"max_seq_len\": " + std::to_string(c.max_seq_len) + ", \"n_layer\": " + std::to_string(c.n_layer) +
-         ", \"n_head\": " + std::to_string(c.n_head) + ", \"d_model\": " + std::to_string(c.d_model) + "}";
+         ", \"n_head\": " + std::to_string(c.n_head) + ", \"d_model\": " + std::to_string(c.d_model) +
+         ", \"n_kv_head\": " + std::to_string(c.n_kv_head) + ", \"d_ff\": " + std::to_string(c.d_ff) +
+         ", \"rope_theta\": " + std::to_string(c.rope_theta) + ", \"norm_eps\": " + std::to_string(c.norm_eps) +
+         ", \"tie_embeddings\": " + (c.tie_embeddings ? "true" : "false") + "}";
 }
 
 double relative_error(const at::Tensor& ours, const at::Tensor& reference) {
@@ -34,7 +38,16 @@ double relative_error(const at::Tensor& ours, const at::Tensor& reference) {
   return denom > 0 ? diff / denom : diff;
 }
 
-class ReferenceCheck : public ::testing::TestWithParam<config::ModelKind> {
+struct ModelCase {
+  config::ModelKind kind;
+  const char* name;
+  bool tie_embeddings = false;  // llama
+};
+
+// GoogleTest prints the parameter in the test's name: its name, not its bytes.
+void PrintTo(const ModelCase& model, std::ostream* os) { *os << model.name; }
+
+class ReferenceCheck : public ::testing::TestWithParam<ModelCase> {
  protected:
   fs::path work_ = fs::temp_directory_path() / ("hpctrain-reference-" + std::to_string(getpid()));
   ~ReferenceCheck() override { fs::remove_all(work_); }
@@ -43,11 +56,21 @@ class ReferenceCheck : public ::testing::TestWithParam<config::ModelKind> {
 TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
   torch::set_num_threads(1);
   config::ModelConfig c;
-  c.kind = GetParam();
+  c.kind = GetParam().kind;
   c.n_layer = 2;
   c.n_head = 4;
   c.d_model = 32;
   c.max_seq_len = 16;
+  if (c.kind == config::ModelKind::kLlama) {
+    // Grouped-query attention (two query heads per key/value head), a SwiGLU
+    // width that is no multiple of d_model, and RoPE and RMSNorm constants
+    // away from their defaults, so that each has to be read and used.
+    c.n_kv_head = 2;
+    c.d_ff = 48;
+    c.rope_theta = 500.0;
+    c.norm_eps = 1e-5;
+    c.tie_embeddings = GetParam().tie_embeddings;
+  }
   const std::int64_t vocab = 50, batch = 3, t = 12;
   torch::manual_seed(7);
   const auto model = model::make_model(c, vocab);
@@ -103,16 +126,16 @@ TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
   ASSERT_EQ(std::system(control.c_str()), 0) << control;  // NOLINT(concurrency-mt-unsafe): single-threaded test
   EXPECT_GT(relative_error(logits, read_tensor_dir(work_ / "out-perturbed").tensors.at("logits")), kTolerance);
 
-  std::printf("%s: logits %.2e, loss %.2e, worst of %zu gradients %.2e (relative; bound %.0e)\n",
-              std::string(config::name_of(c.kind)).c_str(), logits_error, loss_error, checked, worst_gradient,
-              kTolerance);
+  std::printf("%s: logits %.2e, loss %.2e, worst of %zu gradients %.2e (relative; bound %.0e)\n", GetParam().name,
+              logits_error, loss_error, checked, worst_gradient, kTolerance);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, ReferenceCheck,
-                         ::testing::Values(config::ModelKind::kGpt, config::ModelKind::kBert, config::ModelKind::kMlp),
-                         [](const ::testing::TestParamInfo<config::ModelKind>& model) {
-                           return std::string(config::name_of(model.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, ReferenceCheck,
+    ::testing::Values(ModelCase{config::ModelKind::kGpt, "gpt"}, ModelCase{config::ModelKind::kBert, "bert"},
+                      ModelCase{config::ModelKind::kMlp, "mlp"}, ModelCase{config::ModelKind::kLlama, "llama"},
+                      ModelCase{config::ModelKind::kLlama, "llama_tied", true}),
+    [](const ::testing::TestParamInfo<ModelCase>& model) { return std::string(model.param.name); });
 
 }  // namespace
 }  // namespace hpctrain::testing

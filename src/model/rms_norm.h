@@ -13,7 +13,7 @@ namespace hpctrain::model {
 class RmsNormImpl : public torch::nn::Module {
  public:
   RmsNormImpl(std::int64_t dim, double eps);
-  at::Tensor forward(const at::Tensor& x);
+  at::Tensor forward(const at::Tensor& x) const;
   at::Tensor weight;
 
  private:

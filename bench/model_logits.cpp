@@ -1,4 +1,4 @@
-// model_logits: a trained model's logits for one batch of random tokens, on a
+// model_logits: a trained causal model's (gpt, llama) logits for one batch of random tokens, on a
 // chosen device and precision, written as a tensor directory
 // (tests/reference/tensor_dir.h: `tokens` [B, T] int64, `logits` [B, T, V]
 // float32, and the model's shape in its meta) for
@@ -47,7 +47,9 @@ int main(int argc, char** argv) {
     namespace config = hpctrain::config;
     auto trained = hpctrain::train::load_trained_model(run, {}, [](const auto&) {});
     const auto& m = trained.experiment.model;
-    if (m.kind != config::ModelKind::kGpt) throw std::runtime_error(fmt::format("{}: not a gpt model", run));
+    if (m.kind != config::ModelKind::kGpt && m.kind != config::ModelKind::kLlama) {
+      throw std::runtime_error(fmt::format("{}: not a causal model (gpt or llama)", run));
+    }
     if (seq > m.max_seq_len) throw std::runtime_error(fmt::format("--seq {} > max_seq_len {}", seq, m.max_seq_len));
     auto& model = *trained.model;
     const std::int64_t vocab = model.named_parameters()["tok_emb.weight"].size(0);
@@ -65,17 +67,24 @@ int main(int argc, char** argv) {
     }
     hpctrain::testing::TensorDir dir;
     dir.tensors = {{"tokens", tokens}, {"logits", logits}};
-    dir.meta_json = nlohmann::json{{"model", "gpt"},
-                                   {"vocab_size", vocab},
-                                   {"max_seq_len", m.max_seq_len},
-                                   {"n_layer", m.n_layer},
-                                   {"n_head", m.n_head},
-                                   {"d_model", m.d_model},
-                                   {"device", device},
-                                   {"precision", precision},
-                                   {"checkpoint", trained.checkpoint.filename().string()},
-                                   {"step", trained.info.step}}
-                        .dump();
+    nlohmann::json meta = {{"model", config::name_of(m.kind)},
+                           {"vocab_size", vocab},
+                           {"max_seq_len", m.max_seq_len},
+                           {"n_layer", m.n_layer},
+                           {"n_head", m.n_head},
+                           {"d_model", m.d_model},
+                           {"device", device},
+                           {"precision", precision},
+                           {"checkpoint", trained.checkpoint.filename().string()},
+                           {"step", trained.info.step}};
+    if (m.kind == config::ModelKind::kLlama) {
+      meta.update({{"n_kv_head", m.n_kv_head},
+                   {"d_ff", m.d_ff},
+                   {"rope_theta", m.rope_theta},
+                   {"norm_eps", m.norm_eps},
+                   {"tie_embeddings", m.tie_embeddings}});
+    }
+    dir.meta_json = meta.dump();
     hpctrain::testing::write_tensor_dir(out, dir);
     fmt::print("model_logits: {} step {}, logits [{}, {}, {}] on {} in {} -> {}\n", trained.checkpoint.string(),
                trained.info.step, batch, seq, vocab, device, precision, out);

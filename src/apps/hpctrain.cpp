@@ -135,9 +135,15 @@ int main(int argc, char** argv) {
   auto* verify = ckpt->add_subcommand("verify", "Check checkpoints end to end (exit 1 if any is bad)");
   verify->add_option("RUN_OR_CHECKPOINT", verify_targets, "run directories or .h5 files")->required();
   std::string export_file;
+  std::string export_format = "hpctrain";
   auto* export_cmd = ckpt->add_subcommand("export", "Write a checkpoint's model weights as safetensors");
   export_cmd->add_option("RUN_OR_CHECKPOINT", target, "run directory (its newest) or .h5 checkpoint")->required();
-  export_cmd->add_option("--out", export_file, "the .safetensors file to write")->required();
+  export_cmd->add_option("--out", export_file, "the .safetensors file (--format hpctrain) or directory (hf) to write")
+      ->required();
+  export_cmd
+      ->add_option("--format", export_format,
+                   "hpctrain: one file, hpctrain's tensor names; hf: a Hugging Face model directory (gpt, llama)")
+      ->check(CLI::IsMember({"hpctrain", "hf"}));
   hpctrain::train::WeightsChoice export_weights;
   weights_flags(export_cmd, export_weights);
 
@@ -164,7 +170,7 @@ int main(int argc, char** argv) {
         } else if (*verify) {
           return hpctrain::cli::run_ckpt_verify(verify_targets, std::cout) == 0 ? 0 : 1;
         } else if (*export_cmd) {
-          hpctrain::cli::run_ckpt_export(target, export_file, export_weights, std::cout);
+          hpctrain::cli::run_ckpt_export(target, export_file, export_weights, export_format, std::cout);
         } else if (*train) {
           return hpctrain::cli::run_train(experiment_file, overrides);
         } else if (*prepare) {

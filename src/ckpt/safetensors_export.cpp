@@ -3,12 +3,10 @@
 #include <fmt/format.h>
 #include <torch/types.h>
 
-#include <unistd.h>
-
-#include <array>
-#include <nlohmann/json.hpp>
+#include <map>
 
 #include "ckpt/checkpoint.h"
+#include "ckpt/safetensors_writer.h"
 #include "ckpt_file/checkpoint_files.h"
 #include "support/bounded_file.h"
 #include "support/input_file.h"
@@ -72,59 +70,27 @@ ExportResult export_safetensors(const std::filesystem::path& checkpoint, const s
   const auto names = file.members(group);
   if (names.empty()) throw CheckpointError(fmt::format("{}: no /{} parameters to export", file.name(), group));
 
-  nlohmann::json header = nlohmann::json::object();
-  // Tensor data follows in name order; offsets are relative to the end of the header.
-  std::vector<torch::Tensor> tensors;
-  std::size_t offset = 0;
-  for (const auto& name : names) {
-    torch::Tensor t = read_tensor(file, fmt::format("{}/{}", group, name)).to(torch::kFloat32).contiguous();
-    const std::size_t bytes = static_cast<std::size_t>(t.numel()) * sizeof(float);
-    header[name] = {{"dtype", "F32"}, {"shape", t.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
-    tensors.push_back(std::move(t));
-  }
-  // Metadata values must be strings.
-  header["__metadata__"] = {{"format", "pt"},
-                            {"hpctrain_step", std::to_string(info.step)},
-                            {"hpctrain_weights", group == "model" ? "trained" : group},
-                            {"hpctrain_git_commit", info.git_commit},
-                            {"hpctrain_config", info.config_toml}};
-  std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
-
-  const std::filesystem::path tmp = ckpt_file::temporary_name(out);
-  // Created exclusively, never through a link; once created it is ours, and
-  // it goes if anything below fails.
-  support::OwnedFd fd = support::create_new_file(tmp, "temporary export");
-  struct RemoveOnFailure {
-    const std::filesystem::path& path;
-    bool done = false;
-    ~RemoveOnFailure() {
-      std::error_code ec;
-      if (!done) std::filesystem::remove(path, ec);
+  // In name order; the data follows in the same order.
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  tensors.reserve(names.size());
+  for (const auto& name : names) tensors.emplace_back(name, read_tensor(file, fmt::format("{}/{}", group, name)));
+  const std::map<std::string, std::string> metadata = {{"format", "pt"},
+                                                       {"hpctrain_step", std::to_string(info.step)},
+                                                       {"hpctrain_weights", group == "model" ? "trained" : group},
+                                                       {"hpctrain_git_commit", info.git_commit},
+                                                       {"hpctrain_config", info.config_toml}};
+  const std::size_t bytes = write_safetensors(out, tensors, metadata, [&](const std::filesystem::path& tmp) {
+    // What stands at `out` now must still be what was checked at the start.
+    if (check_destination(out) != replaces) {
+      throw CheckpointError(fmt::format("{}: changed while the export was written; nothing replaced", out.string()));
     }
-  } cleanup{tmp};
-  std::array<char, 8> length{};
-  for (std::size_t i = 0; i < 8; ++i) length[i] = static_cast<char>((text.size() >> (8 * i)) & 0xFFU);
-  support::write_all(fd.get(), length.data(), length.size(), tmp.string());
-  support::write_all(fd.get(), text.data(), text.size(), tmp.string());
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is little-endian");
-  for (const auto& t : tensors) {
-    support::write_all(fd.get(), t.data_ptr(), static_cast<std::size_t>(t.numel()) * sizeof(float), tmp.string());
-  }
-  if (::fsync(fd.get()) != 0) throw CheckpointError(fmt::format("{}: fsync failed", tmp.string()));
-  fd.close(tmp.string());
-  // What stands at `out` now must still be what was checked at the start.
-  if (check_destination(out) != replaces) {
-    throw CheckpointError(fmt::format("{}: changed while the export was written; nothing replaced", out.string()));
-  }
-  if (replaces) {
-    std::filesystem::rename(tmp, out);  // replaces the entry itself: a link swapped in is not followed
-  } else if (!support::rename_unless_taken(tmp, out)) {
-    throw CheckpointError(fmt::format("{}: appeared while the export was written; nothing replaced", out.string()));
-  }
-  cleanup.done = true;
-  return {tensors.size(), offset};
+    if (replaces) {
+      std::filesystem::rename(tmp, out);  // replaces the entry itself: a link swapped in is not followed
+    } else if (!support::rename_unless_taken(tmp, out)) {
+      throw CheckpointError(fmt::format("{}: appeared while the export was written; nothing replaced", out.string()));
+    }
+  });
+  return {tensors.size(), bytes};
 }
 
 }  // namespace hpctrain::ckpt

@@ -7,6 +7,8 @@
 #include <map>
 
 #include "ckpt/checkpoint.h"
+#include "ckpt/hf_export.h"
+#include "ckpt/hf_layout.h"
 #include "ckpt/safetensors_export.h"
 #include "ckpt_file/checkpoint_files.h"
 #include "ckpt_file/verify.h"
@@ -106,9 +108,23 @@ int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out) 
 }
 
 void run_ckpt_export(const std::string& target, const std::string& out_file, train::WeightsChoice weights,
-                     std::ostream& out) {
+                     const std::string& format, std::ostream& out) {
   const auto path = train::choose_checkpoint(
       target, [&out](const ckpt_file::Verdict& v) { fmt::print(out, "{}\n", ckpt_file::skipped_message(v)); }, weights);
+  if (format == "hf") {
+    const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(path);
+    const config::Experiment experiment =
+        config::load_experiment_text(info.config_toml, path.string() + " (stored config)", {});
+    const std::optional<data::Tokenizer> tokenizer = train::run_tokenizer(experiment, info, path);
+    ckpt::HfExportRequest request{path, out_file, train::weights_group(weights), std::nullopt};
+    if (tokenizer) request.tokenizer_model = tokenizer->model_bytes();
+    const auto result = ckpt::export_hf(request);
+    fmt::print(out, "{}: a Hugging Face {} ({} tensors, {} of float32 {}weights{}) from {}\n", out_file,
+               ckpt::hf_architecture(experiment.model), result.tensors, megabytes(result.bytes),
+               weights.ema ? "moving-average " : "", tokenizer ? ", the tokenizer" : ", no tokenizer (token files)",
+               path.string());
+    return;
+  }
   const auto result = ckpt::export_safetensors(path, out_file, train::weights_group(weights));
   fmt::print(out, "{}: {} tensors, {} of float32 {}weights from {}\n", out_file, result.tensors,
              megabytes(result.bytes), weights.ema ? "moving-average " : "", path.string());

@@ -17,9 +17,11 @@ void run_ckpt_inspect(const std::string& target, bool all, bool config, std::ost
 // reasons. Returns the number of bad checkpoints.
 int run_ckpt_verify(const std::vector<std::string>& targets, std::ostream& out);
 
-// The model weights of a checkpoint (or a run's newest, or best) as
-// safetensors: the trained weights or their moving average.
+// The model weights of a checkpoint (or a run's newest, or best): the trained
+// weights or their moving average. `format` "hpctrain": one safetensors file
+// with hpctrain's parameter names; "hf": a Hugging Face model directory
+// (ckpt/hf_export.h).
 void run_ckpt_export(const std::string& target, const std::string& out_file, train::WeightsChoice weights,
-                     std::ostream& out);
+                     const std::string& format, std::ostream& out);
 
 }  // namespace hpctrain::cli

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "config/config_error.h"
+#include "config/hf_model_config.h"
 #include "config/section_reader.h"
 #include "config/toml_input.h"
 #include "support/text.h"
@@ -111,6 +112,7 @@ void apply_override(toml::table& root, const std::string& text) {
 
 Experiment resolve(toml::table root, const std::string& path, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) apply_override(root, o);
+  apply_init_from(root);
 
   const std::vector<std::string> sections = section_names();
   for (const auto& [name, node] : root) {

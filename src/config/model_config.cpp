@@ -22,7 +22,14 @@ ModelConfig ModelConfig::read(SectionReader section, const DataConfig& data) {
     m.norm_eps = section.number("norm_eps", m.norm_eps, 0.0, 1.0);
     m.tie_embeddings = section.boolean("tie_embeddings", m.tie_embeddings);
   }
+  m.init_from = section.string("init_from", "");
   section.finish();
+  if (!m.init_from.empty() && m.kind != ModelKind::kGpt && m.kind != ModelKind::kLlama) {
+    throw ConfigError(
+        fmt::format("{}: model.init_from reads Hugging Face's GPT-2 and Llama models; a {} model has "
+                    "no counterpart there",
+                    section.origins({{"model", "init_from"}, {"model", "kind"}}), name_of(m.kind)));
+  }
   if (m.kind == ModelKind::kBert && data.token_files() && !data.has_tokenizer()) {
     throw ConfigError(
         fmt::format("{}: a bert model masks tokens with its tokenizer's <mask> piece, and token files "

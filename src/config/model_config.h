@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "config/choices.h"
 #include "config/data_config.h"
@@ -42,6 +43,9 @@ struct ModelConfig {
   double rope_theta = 10000.0;  // RoPE's base
   double norm_eps = 1e-6;       // RMSNorm's epsilon
   bool tie_embeddings = false;  // the output layer shares the token embedding
+  // A Hugging Face model directory (gpt, llama) whose weights a new run starts
+  // from; its config.json gives the keys above (config/hf_model_config.h).
+  std::string init_from;
 
   // Reads the section and checks it (errors at the key's file:line:column or --set).
   static ModelConfig read(SectionReader section, const DataConfig& data);

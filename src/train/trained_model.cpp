@@ -14,6 +14,21 @@ std::filesystem::path choose_checkpoint(const std::filesystem::path& run_dir_or_
                      : ckpt_file::find_verified_weights(run_dir_or_checkpoint, skipped);
 }
 
+std::optional<data::Tokenizer> run_tokenizer(const config::Experiment& experiment,
+                                             const ckpt_file::CheckpointInfo& info,
+                                             const std::filesystem::path& checkpoint) {
+  if (!experiment.data.has_tokenizer()) return std::nullopt;
+  const std::filesystem::path tokenizer_file = std::filesystem::path(experiment.data.dir) / "tokenizer.model";
+  data::Tokenizer tokenizer = data::Tokenizer::load(tokenizer_file);
+  if (!info.tokenizer_sha256.empty() && tokenizer.hash() != info.tokenizer_sha256) {
+    throw ckpt::CheckpointError(fmt::format(
+        "{}: was trained with the tokenizer of sha256 {}, and {} (data.dir) is another ({}): the data set was "
+        "prepared again since; point data.dir at the data set the run was trained on",
+        checkpoint.string(), support::printable(info.tokenizer_sha256), tokenizer_file.string(), tokenizer.hash()));
+  }
+  return tokenizer;
+}
+
 std::string weights_group(WeightsChoice choice) { return choice.ema ? WeightAverage::kGroup : "model"; }
 
 TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoint,
@@ -22,17 +37,7 @@ TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoi
   const auto path = choose_checkpoint(run_dir_or_checkpoint, skipped, choice);
   auto info = ckpt_file::read_checkpoint_info(path);
   auto experiment = config::load_experiment_text(info.config_toml, path.string() + " (stored config)", overrides);
-  std::optional<data::Tokenizer> tokenizer;
-  if (experiment.data.has_tokenizer()) {
-    const std::filesystem::path tokenizer_file = std::filesystem::path(experiment.data.dir) / "tokenizer.model";
-    tokenizer.emplace(data::Tokenizer::load(tokenizer_file));
-    if (!info.tokenizer_sha256.empty() && tokenizer->hash() != info.tokenizer_sha256) {
-      throw ckpt::CheckpointError(fmt::format(
-          "{}: was trained with the tokenizer of sha256 {}, and {} (data.dir) is another ({}): the data set was "
-          "prepared again since; point data.dir at the data set the run was trained on",
-          path.string(), support::printable(info.tokenizer_sha256), tokenizer_file.string(), tokenizer->hash()));
-    }
-  }
+  std::optional<data::Tokenizer> tokenizer = run_tokenizer(experiment, info, path);
   // Token files without a tokenizer: the vocabulary prepare checked them against.
   const auto vocab = tokenizer ? tokenizer->vocab_size() : static_cast<int>(experiment.data.vocab_size);
   auto model = model::make_model(experiment.model, vocab);

@@ -46,6 +46,11 @@ TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoi
 std::filesystem::path choose_checkpoint(const std::filesystem::path& run_dir_or_checkpoint,
                                         const std::function<void(const ckpt_file::Verdict&)>& skipped,
                                         WeightsChoice choice);
+// The tokenizer of the data set a checkpoint's run read (none for token files
+// read without one); refused when it is not the one the run trained with.
+std::optional<data::Tokenizer> run_tokenizer(const config::Experiment& experiment,
+                                             const ckpt_file::CheckpointInfo& info,
+                                             const std::filesystem::path& checkpoint);
 // The group of the checkpoint holding the chosen weights: "model" or "ema".
 std::string weights_group(WeightsChoice choice);
 

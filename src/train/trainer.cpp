@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <fstream>
+#include <optional>
 
+#include "ckpt/hf_import.h"
 #include "runtime/allocator.h"
 #include "runtime/matmul_peak.h"
 #include "train/autocast.h"
@@ -65,9 +67,20 @@ void Trainer::set_up() {
     vocab_size_ = train_set_->vocab_size();
   }
 
+  // Whether this run continues an earlier one, decided before the model is
+  // built: a new run may start from a pretrained model's weights, which
+  // every replica and the reducer's copies must start from too.
+  checkpointer_ = std::make_unique<Checkpointer>(e, world_, report_.log());
+  const std::optional<std::filesystem::path> resume = checkpointer_->choose_resume();
+
   // Model and optimizer: the same seed on every rank; the reducer makes rank 0's weights everyone's.
   torch::manual_seed(e.job.seed);
   model_ = model::make_model(e.model, vocab_size_);
+  if (!resume && !e.model.init_from.empty()) {
+    const ckpt::HfImport imported = ckpt::load_hf_weights(e.model.init_from, e.model, *model_);
+    report_.line(fmt::format("rank {}: weights from {} ({} tensors, {})", rank, e.model.init_from, imported.tensors,
+                             imported.dtypes));
+  }
   model_->to(device);
   if (!data_) {
     data_ =
@@ -88,9 +101,8 @@ void Trainer::set_up() {
         e.eval.samples));
   }
 
-  checkpointer_ = std::make_unique<Checkpointer>(e, world_, report_.log());
   register_checkpointed_state();
-  if (const auto from = checkpointer_->choose_resume()) resume_from(*from);
+  if (resume) resume_from(*resume);
   preemption_ = std::make_unique<PreemptionSignal>(e.checkpoint.signal);
   control_comm_ =
       std::make_unique<comm::MpiCommunicator>(world_.mpi_comm(), world_.collective_timeout(), world_.wait_strategy());

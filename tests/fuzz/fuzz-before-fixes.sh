@@ -40,7 +40,7 @@ jobs=2
 report_only=0
 parse_fuzz_options 2,27 "$@"
 # The harnesses that existed at the first hostile-input fixes; later ones
-# (run_record, shard_table) test code that commit does not have.
+# (run_record, shard_table, safetensors) test code that commit does not have.
 if (($# == 0)) || [[ ${*: -1} == -* ]]; then
   harnesses=(hostlist experiment mustache mustache_shapes batch_script checkpoint checkpoint_edits token_data)
 fi

@@ -38,6 +38,7 @@ declare -A targets=(
   [token_data]='TokenDataset|read_meta'
   [run_record]='read_run|parse_event|read_progress|printable'
   [shard_table]='parse_shard_table|checkpoint_step'
+  [safetensors]='SafetensorsFile|HfWeights|parse_entry|half_to_float'
 )
 
 run_one() {

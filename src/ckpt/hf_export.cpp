@@ -1,0 +1,191 @@
+#include "ckpt/hf_export.h"
+
+#include <fmt/format.h>
+#include <torch/types.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/hf_layout.h"
+#include "ckpt/safetensors_writer.h"
+#include "config/experiment.h"
+#include "support/bounded_file.h"
+#include "support/build_info.h"
+#include "support/json_text.h"
+#include "support/no_follow.h"
+
+namespace hpctrain::ckpt {
+namespace {
+
+constexpr const char* kExportMarker = "hpctrain_export";  // config.json's key saying who wrote the directory
+
+// hpctrain's SentencePiece pieces (data/tokenizer.h): <unk> 0, <s> 1, </s> 2, <pad> 3, <mask> 4.
+constexpr int kBos = 1, kEos = 2, kPad = 3;
+
+bool is_earlier_export(const std::filesystem::path& dir) {
+  try {
+    const auto json = support::parse_json_text(
+        support::read_bounded_file(dir / "config.json", std::size_t{1} << 20, "model config"), "config.json", 16);
+    return json.is_object() && json.contains(kExportMarker);
+  } catch (const support::InputError&) {
+    return false;
+  }
+}
+
+// The directory to write: made here, or empty, or an earlier export.
+void prepare_directory(const std::filesystem::path& dir) {
+  if (dir.empty()) throw CheckpointError("ckpt export --out: an empty path; name the directory to write");
+  const support::FileKind there = support::file_kind_at(dir);
+  if (there == support::FileKind::kNothing) {
+    const std::filesystem::path parent = dir.parent_path().empty() ? "." : dir.parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(parent, ec)) {
+      throw CheckpointError(
+          fmt::format("{}: cannot export there: {} is not a directory", dir.string(), parent.string()));
+    }
+    support::make_real_directory(dir, "export directory");
+    return;
+  }
+  if (there != support::FileKind::kDirectory) {
+    throw CheckpointError(fmt::format("{}: {} stands there; --format hf writes a directory (name a new one)",
+                                      dir.string(), support::describe(there)));
+  }
+  std::error_code ec;
+  if (std::filesystem::is_empty(dir, ec) || is_earlier_export(dir)) return;
+  throw CheckpointError(fmt::format(
+      "{}: holds other files and no earlier hpctrain export: ckpt export replaces nothing else (name a new directory)",
+      dir.string()));
+}
+
+void install_in(const std::filesystem::path& tmp, const std::filesystem::path& out) {
+  std::filesystem::rename(tmp, out);  // in our own directory: replaces an earlier export's file
+}
+
+nlohmann::json gpt2_config(const config::ModelConfig& m, std::int64_t vocab) {
+  return {{"architectures", {hf_architecture(m)}},
+          {"model_type", "gpt2"},
+          {"vocab_size", vocab},
+          {"n_positions", m.max_seq_len},
+          {"n_embd", m.d_model},
+          {"n_layer", m.n_layer},
+          {"n_head", m.n_head},
+          {"n_inner", nullptr},
+          {"activation_function", "gelu_new"},
+          {"layer_norm_epsilon", 1e-5},
+          {"resid_pdrop", 0.0},
+          {"embd_pdrop", 0.0},
+          {"attn_pdrop", 0.0},
+          {"scale_attn_weights", true},
+          {"scale_attn_by_inverse_layer_idx", false},
+          {"reorder_and_upcast_attn", false},
+          {"initializer_range", m.init_std},
+          {"tie_word_embeddings", true},
+          {"use_cache", true}};
+}
+
+nlohmann::json llama_config(const config::ModelConfig& m, std::int64_t vocab) {
+  return {{"architectures", {hf_architecture(m)}},
+          {"model_type", "llama"},
+          {"vocab_size", vocab},
+          {"hidden_size", m.d_model},
+          {"intermediate_size", m.d_ff},
+          {"num_hidden_layers", m.n_layer},
+          {"num_attention_heads", m.n_head},
+          {"num_key_value_heads", m.n_kv_head},
+          {"head_dim", m.d_model / m.n_head},
+          {"hidden_act", "silu"},
+          {"max_position_embeddings", m.max_seq_len},
+          {"rms_norm_eps", m.norm_eps},
+          {"rope_theta", m.rope_theta},
+          {"rope_scaling", nullptr},
+          {"attention_bias", false},
+          {"attention_dropout", 0.0},
+          {"mlp_bias", false},
+          {"pretraining_tp", 1},
+          {"initializer_range", m.init_std},
+          {"tie_word_embeddings", m.tie_embeddings},
+          {"use_cache", true}};
+}
+
+}  // namespace
+
+ExportResult export_hf(const HfExportRequest& request) {
+  const StoredCheckpoint file(request.checkpoint);
+  const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file.index());
+  const config::Experiment experiment =
+      config::load_experiment_text(info.config_toml, file.name() + " (stored config)", {});
+  const config::ModelConfig& m = experiment.model;
+  const std::vector<HfTensorName> layout = hf_layout(m);  // refuses bert and mlp, naming why
+  prepare_directory(request.out_dir);
+
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  tensors.reserve(layout.size());
+  for (const auto& name : layout) {
+    const at::Tensor t = read_tensor(file, fmt::format("{}/{}", request.group, name.ours));
+    tensors.emplace_back(name.hf, name.transposed ? t.t().contiguous() : t);
+  }
+  const std::int64_t vocab = tensors.front().second.size(0);  // the token embedding's rows
+  const auto install = [](const std::filesystem::path& out) {
+    return [out](const std::filesystem::path& tmp) { install_in(tmp, out); };
+  };
+  const std::filesystem::path& dir = request.out_dir;
+  const std::size_t bytes =
+      write_safetensors(dir / "model.safetensors", tensors,
+                        {{"format", "pt"},
+                         {"hpctrain_step", std::to_string(info.step)},
+                         {"hpctrain_weights", request.group == "model" ? "trained" : request.group},
+                         {"hpctrain_git_commit", info.git_commit}},
+                        install(dir / "model.safetensors"));
+
+  nlohmann::json config = m.kind == config::ModelKind::kLlama ? llama_config(m, vocab) : gpt2_config(m, vocab);
+  config["torch_dtype"] = "float32";
+  if (request.tokenizer_model) {
+    config["bos_token_id"] = kBos;
+    config["eos_token_id"] = kEos;
+    config["pad_token_id"] = kPad;
+  }
+  config[kExportMarker] = {{"step", info.step},
+                           {"weights", request.group == "model" ? "trained" : request.group},
+                           {"checkpoint", file.name()},
+                           {"trained_by", info.git_commit},
+                           {"exported_by", support::commit_with_state()}};
+  write_file_atomically(dir / "config.json", config.dump(2) + "\n", install(dir / "config.json"));
+
+  nlohmann::json generation = {
+      {"do_sample", true}, {"temperature", experiment.eval.temperature}, {"top_k", experiment.eval.top_k}};
+  if (request.tokenizer_model) {
+    generation["bos_token_id"] = kBos;
+    generation["eos_token_id"] = kEos;
+    generation["pad_token_id"] = kPad;
+  }
+  write_file_atomically(dir / "generation_config.json", generation.dump(2) + "\n",
+                        install(dir / "generation_config.json"));
+
+  if (request.tokenizer_model) {
+    write_file_atomically(dir / "tokenizer.model", *request.tokenizer_model, install(dir / "tokenizer.model"));
+    // hpctrain encodes text as SentencePiece does, with no <s> in front and
+    // no piece added for a leading space: HF's slow LlamaTokenizer in its
+    // legacy mode does the same.
+    const nlohmann::json tokenizer = {{"tokenizer_class", "LlamaTokenizer"},
+                                      {"model_max_length", m.max_seq_len},
+                                      {"bos_token", "<s>"},
+                                      {"eos_token", "</s>"},
+                                      {"unk_token", "<unk>"},
+                                      {"pad_token", "<pad>"},
+                                      {"add_bos_token", false},
+                                      {"add_eos_token", false},
+                                      {"add_prefix_space", false},
+                                      {"legacy", true},
+                                      {"clean_up_tokenization_spaces", false}};
+    write_file_atomically(dir / "tokenizer_config.json", tokenizer.dump(2) + "\n",
+                          install(dir / "tokenizer_config.json"));
+    const nlohmann::json special = {
+        {"bos_token", "<s>"}, {"eos_token", "</s>"}, {"unk_token", "<unk>"}, {"pad_token", "<pad>"}};
+    write_file_atomically(dir / "special_tokens_map.json", special.dump(2) + "\n",
+                          install(dir / "special_tokens_map.json"));
+  }
+  return {tensors.size(), bytes};
+}
+
+}  // namespace hpctrain::ckpt

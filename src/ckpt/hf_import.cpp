@@ -1,0 +1,100 @@
+#include "ckpt/hf_import.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <map>
+#include <set>
+
+#include "ckpt/hf_layout.h"
+#include "ckpt_file/checkpoint_error.h"
+#include "ckpt_file/hf_weights.h"
+#include "config/hf_model_config.h"
+#include "support/text.h"
+
+namespace hpctrain::ckpt {
+namespace {
+
+using ckpt_file::CheckpointError;
+
+// GPT-2's files name its tensors with or without GPT2LMHeadModel's
+// "transformer." prefix (the hub's original gpt2 has none).
+std::string stored_name(const ckpt_file::HfWeights& weights, const std::string& hf) {
+  if (weights.find(hf).second != nullptr) return hf;
+  constexpr std::string_view kPrefix = "transformer.";
+  if (hf.starts_with(kPrefix)) {
+    const std::string bare = hf.substr(kPrefix.size());
+    if (weights.find(bare).second != nullptr) return bare;
+  }
+  return hf;
+}
+
+at::Tensor read_as_tensor(const ckpt_file::HfWeights& weights, const std::string& name) {
+  const auto [file, entry] = weights.find(name);
+  std::vector<float> values = file->read_float32(*entry);
+  return torch::from_blob(values.data(), entry->shape, torch::kFloat32).clone();
+}
+
+}  // namespace
+
+HfImport load_hf_weights(const std::filesystem::path& dir, const config::ModelConfig& config,
+                         model::LanguageModel& model) {
+  const config::HfModelConfig hf = config::read_hf_model_config(dir);
+  if (const std::string difference = hf.difference(config); !difference.empty()) {
+    throw CheckpointError(fmt::format("model.init_from: {}", difference));
+  }
+  const ckpt_file::HfWeights weights(dir);
+  std::map<std::string, at::Tensor> parameters;
+  for (const auto& item : model.named_parameters()) parameters[item.key()] = item.value();
+
+  std::set<std::string> used;
+  std::set<std::string> dtypes;
+  torch::NoGradGuard no_grad;
+  for (const auto& name : hf_layout(config)) {
+    const std::string stored = stored_name(weights, name.hf);
+    const auto [file, entry] = weights.find(stored);
+    if (entry == nullptr) {
+      throw CheckpointError(fmt::format("{}: no tensor {} (hpctrain's {})", weights.name(), name.hf, name.ours));
+    }
+    at::Tensor& parameter = parameters.at(name.ours);
+    std::vector<std::int64_t> expected = parameter.sizes().vec();
+    if (name.transposed) std::swap(expected[0], expected[1]);
+    if (entry->shape != expected) {
+      const bool embedding = name.ours == "tok_emb.weight" || name.ours == "lm_head.weight";
+      throw CheckpointError(
+          fmt::format("{}: tensor {}: shape [{}], and hpctrain's {} is [{}]{}", file->name(),
+                      support::printable(stored), fmt::join(entry->shape, ", "), name.ours, fmt::join(expected, ", "),
+                      embedding && entry->shape.size() == 2 && expected.size() == 2 && entry->shape[1] == expected[1]
+                          ? fmt::format(" (a vocabulary of {} in the file and of {} in the tokenizer)", entry->shape[0],
+                                        expected[0])
+                          : ""));
+    }
+    const at::Tensor value = read_as_tensor(weights, stored);
+    parameter.copy_(name.transposed ? value.t() : value);
+    used.insert(stored);
+    dtypes.insert(ckpt_file::dtype_name(entry->dtype));
+  }
+  // What else the files hold: buffers we recompute, a tied output layer
+  // (which must be the embedding), or something this model has no place for.
+  for (const auto& name : weights.names()) {
+    if (used.contains(name) || is_hf_buffer(name)) continue;
+    if (name == "lm_head.weight" && hf.tie_embeddings) {
+      const at::Tensor& embedding = parameters.at("tok_emb.weight");
+      const at::Tensor head = read_as_tensor(weights, name);
+      if (!head.sizes().equals(embedding.sizes()) || !torch::equal(head, embedding.cpu())) {
+        throw CheckpointError(
+            fmt::format("{}: lm_head.weight differs from the token embedding, and {} ties them "
+                        "(tie_word_embeddings): hpctrain's model would compute another function",
+                        weights.name(), hf.file));
+      }
+      continue;
+    }
+    throw CheckpointError(fmt::format("{}: tensor {} has no place in hpctrain's {} model", weights.name(),
+                                      support::printable(name), config::name_of(config.kind)));
+  }
+  return {used.size(), fmt::format("{}", fmt::join(dtypes, " and "))};
+}
+
+}  // namespace hpctrain::ckpt

@@ -32,6 +32,11 @@
 #               against PyTorch's from the same weights, exported through
 #               safetensors (tests/reference/compare_logits.py states the
 #               tolerance)
+#   hf          the smoke's DDP run (gpt) and a llama trained here for 4
+#               steps, each exported with `ckpt export --format hf`:
+#               transformers' AutoModelForCausalLM.from_pretrained must give
+#               hpctrain's float32 logits within 1e-5 (tests/reference/
+#               hf_check.py); SKIP where transformers is not installed
 # Everything it writes goes under the work directory (default a new one under
 # /tmp), and 8 files under DIR of --out (default $OUT, where the device tool
 # collects at most 8): summary.txt, found.txt, configure.txt, build.log,
@@ -117,6 +122,8 @@ step() {
   note=$(grep -v '^$' "$work/$name.log" | tail -1 | cut -c1-120)
   if ((rc == 0)); then
     record "$name" PASS "$note" $((SECONDS - started_step))
+  elif ((rc == 77)); then
+    record "$name" SKIP "$note" $((SECONDS - started_step))
   else
     record "$name" FAIL "$note" $((SECONDS - started_step))
     [[ " kit configure build " == *" $name "* ]] && blocked=1
@@ -388,6 +395,24 @@ logits() {
   python3 "$repo/tests/reference/compare_logits.py" "$work/logits" "$work/weights.safetensors" | tee "$out/logits.txt"
 }
 
+hf() {
+  if [[ -z ${DRY:-} ]] && ! python3 -c 'import transformers' 2>/dev/null; then
+    echo "transformers is not installed here: the HF export was not loaded by from_pretrained"
+    return 77
+  fi
+  local llama=$work/hf-llama run_dir
+  run "$build/hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$work/data" \
+    --set "data.sources=[\"$kit/the-corpus-stayed-on-the-machine-that-made-the-kit\"]" --set model.kind=llama \
+    --set model.n_layer=2 --set model.d_model=128 --set model.n_kv_head=2 --set training.steps=4 \
+    --set training.micro_batch_size=4 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample \
+    --set eval.test=false --set eval.sample_tokens=0 --set "job.run_dir=$llama" || return 1
+  for run_dir in "$work/smoke/ddp" "$llama"; do
+    run "$build/hpctrain" ckpt export "$run_dir" --format hf --out "$run_dir-hf" || return 1
+    run "$build/bench/model_logits" "$run_dir" "$run_dir-logits" --device cpu --precision fp32 || return 1
+    run python3 "$repo/tests/reference/hf_check.py" transformers "$run_dir-hf" "$run_dir-logits" || return 1
+  done
+}
+
 # summarize: the table and the logs under $out, after every step, so that a
 # run stopped at its time limit still brings back what it did.
 summarize() {
@@ -407,7 +432,7 @@ summarize() {
 }
 
 for s in found:found kit:unpack_kit hosts:hosts configure:configure_checked build:build_targets smoke:smoke \
-  throughput:throughput logits:logits; do
+  throughput:throughput logits:logits hf:hf; do
   step "${s%%:*}" "${s#*:}"
   [[ $mode == dry ]] || summarize
 done

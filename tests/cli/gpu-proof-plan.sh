@@ -5,7 +5,8 @@
 # against python3's torch and NCCL's wheel with the tests off, the build,
 # the smoke on the prebuilt binary (doctor over NCCL, bf16 DDP twice, ZeRO-1,
 # DDAP, stop and resume), the throughput against PyTorch eager and
-# torch.compile, and the logits against PyTorch through safetensors.
+# torch.compile, the logits against PyTorch through safetensors, and the
+# Hugging Face exports of a gpt and a llama loaded by transformers.
 set -euo pipefail
 shopt -s inherit_errexit
 work=$(mktemp -d)
@@ -18,7 +19,8 @@ steps=("# found" "packages.tar.xz" "data.tar.xz" "getent hosts" "torch.utils.cma
   "gpu-smoke.sh --prebuilt" "doctor --nccl" "training.device=cuda --set training.precision=bf16" "job.run_dir=$work/smoke/rerun"
   "parallel.zero=1" "parallel.reducer=ddap" "training.stop_after=15" "train_step_bench --layers 12 --d-model 768"
   "--device cuda --precision bf16" "--optimizer foreach --sdpa >>" "--sdpa --compile" "ckpt export $work/smoke/ddp"
-  "model_logits $work/smoke/ddp" "compare_logits.py")
+  "model_logits $work/smoke/ddp" "compare_logits.py" "model.kind=llama" "--format hf --out $work/smoke/ddp-hf"
+  "hf_check.py transformers $work/smoke/ddp-hf" "--format hf --out $work/hf-llama-hf")
 for want in "${steps[@]}"; do
   line=$(grep -nF -- "$want" <<<"$plan" | head -1 | cut -d: -f1 || true)
   [[ -n $line ]] || { echo "FAIL: the plan has no '$want'"; exit 1; }

@@ -63,9 +63,13 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
       r = evaluator.full(*trained.model, world.comm());
     }
     if (world.rank() == 0) {
-      fmt::print("checkpoint {} (step {}, trained on {} rank{}{})\n", trained.checkpoint.string(), trained.info.step,
-                 trained.info.world_size, trained.info.world_size == 1 ? "" : "s",
-                 options.weights.ema ? ", the moving average of its weights" : "");
+      if (trained.hugging_face) {
+        fmt::print("Hugging Face model {} ({})\n", trained.checkpoint.string(), config::name_of(e.model.kind));
+      } else {
+        fmt::print("checkpoint {} (step {}, trained on {} rank{}{})\n", trained.checkpoint.string(), trained.info.step,
+                   trained.info.world_size, trained.info.world_size == 1 ? "" : "s",
+                   options.weights.ema ? ", the moving average of its weights" : "");
+      }
       fmt::print("{} loss {:.4f}, perplexity {:.3f} over {}{}\n", r.split == "test" ? "test" : "validation", r.loss,
                  r.perplexity, r.coverage(),
                  trained.model->objective() == model::Objective::kMasked

@@ -1,6 +1,11 @@
 #include "train/trained_model.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <sstream>
+
+#include "ckpt/hf_import.h"
 
 #include "support/text.h"
 #include "train/weight_average.h"
@@ -31,9 +36,58 @@ std::optional<data::Tokenizer> run_tokenizer(const config::Experiment& experimen
 
 std::string weights_group(WeightsChoice choice) { return choice.ema ? WeightAverage::kGroup : "model"; }
 
+namespace {
+
+bool is_hugging_face_directory(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) && !std::filesystem::exists(path / "checkpoints", ec) &&
+         std::filesystem::is_regular_file(path / "config.json", ec) &&
+         (std::filesystem::is_regular_file(path / "model.safetensors", ec) ||
+          std::filesystem::is_regular_file(path / "model.safetensors.index.json", ec));
+}
+
+TrainedModel load_hugging_face_model(const std::filesystem::path& dir, const std::vector<std::string>& overrides,
+                                     WeightsChoice choice) {
+  if (choice.best || choice.ema) {
+    throw ckpt::CheckpointError(fmt::format(
+        "{}: a Hugging Face model directory holds one set of weights; --best and --ema choose among a run's",
+        dir.string()));
+  }
+  // The experiment a fine-tune from it would have, before any step.
+  std::ostringstream text;
+  text << toml::table{{"model", toml::table{{"init_from", dir.string()}}}};
+  auto experiment = config::load_experiment_text(text.str(), dir.string() + " (Hugging Face model)", overrides);
+  std::optional<data::Tokenizer> tokenizer;
+  if (!experiment.data.tokenizer.empty() && experiment.data.tokenizer != "train") {
+    tokenizer.emplace(data::Tokenizer::load(experiment.data.tokenizer));
+    const std::filesystem::path data_tokenizer = std::filesystem::path(experiment.data.dir) / "tokenizer.model";
+    std::error_code ec;
+    if (std::filesystem::exists(data_tokenizer, ec)) {
+      const std::string hash = data::Tokenizer::load(data_tokenizer).hash();
+      if (hash != tokenizer->hash()) {
+        throw ckpt::CheckpointError(fmt::format(
+            "{}: data.dir {} was tokenized by another tokenizer ({}) than the model's {} ({}): prepare a data set "
+            "with data.tokenizer = {}",
+            dir.string(), experiment.data.dir, hash, experiment.data.tokenizer, tokenizer->hash(),
+            experiment.data.tokenizer));
+      }
+    }
+  }
+  auto model = model::make_model(experiment.model,
+                                 tokenizer ? tokenizer->vocab_size() : static_cast<int>(experiment.data.vocab_size));
+  ckpt::load_hf_weights(dir, experiment.model, *model);
+  TrainedModel out{dir, true, {}, std::move(experiment), std::move(tokenizer), std::move(model)};
+  return out;
+}
+
+}  // namespace
+
 TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoint,
                                 const std::vector<std::string>& overrides,
                                 const std::function<void(const ckpt_file::Verdict&)>& skipped, WeightsChoice choice) {
+  if (is_hugging_face_directory(run_dir_or_checkpoint)) {
+    return load_hugging_face_model(run_dir_or_checkpoint, overrides, choice);
+  }
   const auto path = choose_checkpoint(run_dir_or_checkpoint, skipped, choice);
   auto info = ckpt_file::read_checkpoint_info(path);
   auto experiment = config::load_experiment_text(info.config_toml, path.string() + " (stored config)", overrides);
@@ -50,7 +104,7 @@ TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoi
                     path.string()));
   }
   ckpt::load_parameters(file, group, *model);
-  return {path, std::move(info), std::move(experiment), std::move(tokenizer), std::move(model)};
+  return {path, false, std::move(info), std::move(experiment), std::move(tokenizer), std::move(model)};
 }
 
 }  // namespace hpctrain::train

@@ -28,7 +28,8 @@ struct WeightsChoice {
 };
 
 struct TrainedModel {
-  std::filesystem::path checkpoint;
+  std::filesystem::path checkpoint;  // or the Hugging Face model directory
+  bool hugging_face = false;         // a model directory (docs/models.md), not a checkpoint: `info` is empty
   ckpt_file::CheckpointInfo info;
   config::Experiment experiment;
   std::optional<data::Tokenizer> tokenizer;
@@ -37,6 +38,10 @@ struct TrainedModel {
 
 // A run directory gives its newest checkpoint that verifies (or, with
 // choice.best, its best); `skipped` hears about each newer one that does not.
+// A Hugging Face model directory (config.json and safetensors weights, no
+// checkpoints/) gives its model as model.init_from would build it, with its
+// own tokenizer; `overrides` name the data set to evaluate on (data.dir),
+// which must have been tokenized by that tokenizer.
 TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoint,
                                 const std::vector<std::string>& overrides,
                                 const std::function<void(const ckpt_file::Verdict&)>& skipped,

@@ -32,8 +32,11 @@ run() {
 value() { grep -oP "$1" "$2" | tail -1; }
 quiet=(--set eval.samples=32 --set eval.final=sample --set eval.test=false --set eval.sample_tokens=0)
 import() {  # import DIR NAME: a run from DIR's weights at learning rate 0
+  # Every export holds the quickstart data set's tokenizer: one path to it
+  # keeps one data set for all the runs.
   run "$work/$2.log" "$hpctrain" train "$repo/jobs/finetune.toml" "${quiet[@]}" --set "model.init_from=$1" \
-    --set "data.dir=$work/data" --set training.steps=1 --set optimizer.lr=0 --set "job.run_dir=$work/$2"
+    --set "data.dir=$work/data" --set "data.tokenizer=$data/tokenizer.model" --set training.steps=1 \
+    --set optimizer.lr=0 --set "job.run_dir=$work/$2"
 }
 for kind in gpt llama; do
   run "$work/$kind-base.log" "$hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$data" "${quiet[@]}" \

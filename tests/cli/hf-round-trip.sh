@@ -5,7 +5,8 @@
 #    hf`, then a new run with model.init_from = the export (jobs/finetune.toml)
 #    at learning rate 0 for one step: the same final weights hash, the same
 #    validation loss on the same sample, and the same logits bitwise
-#    (build/bench/model_logits) as the run exported;
+#    (build/bench/model_logits) as the run exported; `hpctrain eval` and
+#    `generate` on the export directory itself;
 #  - a real fine-tune of the llama export: its evaluations fall below the
 #    exported model's;
 #  - the import reads a model sharded over two files with an index;
@@ -63,7 +64,12 @@ for name in gpt llama llama_tied; do
   run "$work/$name-l2.log" "$model_logits" "$dir/ft0" "$dir/logits-import"
   cmp "$dir/logits-base/$(logits "$dir/logits-base")" "$dir/logits-import/$(logits "$dir/logits-import")" ||
     fail "$name: the imported model's logits differ"
-  echo "ok: $name: exported and imported: weights ${base_hash:0:16}, validation loss $base_loss, logits bitwise equal"
+  # eval and generate read the directory itself.
+  run "$work/$name-eval.log" "$hpctrain" eval "$dir/hf" --set "data.dir=$data" --sample --set eval.samples=32
+  [[ $(value 'validation loss \K[0-9.]+' "$work/$name-eval.log") == "$base_loss" ]] ||
+    { cat "$work/$name-eval.log"; fail "$name: hpctrain eval on the export gives another loss"; }
+  run "$work/$name-generate.log" "$hpctrain" generate "$dir/hf" --tokens 8
+  echo "ok: $name: exported and imported: weights ${base_hash:0:16}, validation loss $base_loss (also \`eval\` on the export), logits bitwise equal"
 done
 
 # Fine-tuning from the llama export: the evaluations start at the exported

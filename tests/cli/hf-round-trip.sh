@@ -132,7 +132,7 @@ run "$work/again.log" "$hpctrain" ckpt export "$work/llama/base" --format hf --o
 
 # Hostile model directories.
 hostile() {  # hostile NAME: a copy of the llama export to break
-  rm -rf "$work/$1" && cp -r "$work/llama/hf" "$work/$1" && echo "$work/$1"
+  rm -rf "${work:?}/${1:?}" && cp -r "$work/llama/hf" "$work/$1" && echo "$work/$1"
 }
 try() { "$hpctrain" train "$repo/jobs/finetune.toml" "${quiet[@]}" --set "model.init_from=$1" \
   --set "data.dir=$work/llama/data" --set "data.tokenizer=$work/llama/hf/tokenizer.model" --set training.steps=1 \

@@ -23,9 +23,9 @@ using ckpt_file::CheckpointError;
 // "transformer." prefix (the hub's original gpt2 has none).
 std::string stored_name(const ckpt_file::HfWeights& weights, const std::string& hf) {
   if (weights.find(hf).second != nullptr) return hf;
-  constexpr std::string_view kPrefix = "transformer.";
-  if (hf.starts_with(kPrefix)) {
-    const std::string bare = hf.substr(kPrefix.size());
+  const std::string prefix = "transformer.";
+  if (hf.compare(0, prefix.size(), prefix) == 0) {
+    std::string bare = hf.substr(prefix.size());
     if (weights.find(bare).second != nullptr) return bare;
   }
   return hf;
@@ -79,7 +79,7 @@ HfImport load_hf_weights(const std::filesystem::path& dir, const config::ModelCo
   // What else the files hold: buffers we recompute, a tied output layer
   // (which must be the embedding), or something this model has no place for.
   for (const auto& name : weights.names()) {
-    if (used.contains(name) || is_hf_buffer(name)) continue;
+    if (used.count(name) != 0 || is_hf_buffer(name)) continue;
     if (name == "lm_head.weight" && hf.tie_embeddings) {
       const at::Tensor& embedding = parameters.at("tok_emb.weight");
       const at::Tensor head = read_as_tensor(weights, name);

@@ -69,8 +69,12 @@ std::string hf_architecture(const config::ModelConfig& model) {
 }
 
 bool is_hf_buffer(const std::string& hf_name) {
-  return hf_name.ends_with(".attn.bias") || hf_name.ends_with(".attn.masked_bias") ||
-         hf_name.ends_with(".rotary_emb.inv_freq");
+  // Not std::string::ends_with: files of the LibTorch layers must also parse
+  // as C++17, as .ci/lint checks them.
+  const auto ends_with = [&hf_name](const std::string& tail) {
+    return hf_name.size() >= tail.size() && hf_name.compare(hf_name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return ends_with(".attn.bias") || ends_with(".attn.masked_bias") || ends_with(".rotary_emb.inv_freq");
 }
 
 }  // namespace hpctrain::ckpt

@@ -41,7 +41,7 @@ std::string file_of(const std::string& header, const std::string& data) { return
 class SafetensorsFileTest : public unit::ScratchDirTest {
  protected:
   fs::path write(const std::string& name, const std::string& bytes) {
-    const fs::path path = dir_ / name;
+    fs::path path = dir_ / name;
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
     return path;
   }
@@ -52,7 +52,7 @@ class SafetensorsFileTest : public unit::ScratchDirTest {
       const SafetensorsFile file(path);
       for (const auto& entry : file.entries()) (void)file.read_float32(entry);
     } catch (const CheckpointError& e) {
-      const std::string message = e.what();
+      std::string message = e.what();
       EXPECT_EQ(message.find('\n'), std::string::npos) << message;
       EXPECT_NE(message.find(path.string()), std::string::npos) << message;
       return message;

@@ -21,7 +21,7 @@ void write_through_temporary(const std::filesystem::path& out,
                              const std::function<void(int fd, const std::string&)>& body,
                              const std::function<void(const std::filesystem::path&)>& install) {
   const std::filesystem::path tmp = ckpt_file::temporary_name(out);
-  support::OwnedFd fd = support::create_new_file(tmp, "temporary file");
+  support::OwnedFd fd = support::create_new_file(tmp, "temporary export");
   struct RemoveOnFailure {
     const std::filesystem::path& path;
     bool done = false;

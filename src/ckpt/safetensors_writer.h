@@ -1,4 +1,4 @@
-// Writing a safetensors file (https://huggingface.co/docs/safetensors): an
+// Writing an export: a safetensors file (https://huggingface.co/docs/safetensors): an
 // 8-byte little-endian header length, a JSON header naming each tensor's
 // dtype, shape and byte range, then the raw little-endian data, float32.
 // Written to a temporary created exclusively (never through a link), fsynced,

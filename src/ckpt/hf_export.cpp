@@ -113,8 +113,7 @@ nlohmann::json llama_config(const config::ModelConfig& m, std::int64_t vocab) {
 ExportResult export_hf(const HfExportRequest& request) {
   const StoredCheckpoint file(request.checkpoint);
   const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file.index());
-  const config::Experiment experiment =
-      config::load_experiment_text(info.config_toml, file.name() + " (stored config)", {});
+  const config::Experiment& experiment = request.experiment;
   const config::ModelConfig& m = experiment.model;
   const std::vector<HfTensorName> layout = hf_layout(m);  // refuses bert and mlp, naming why
   prepare_directory(request.out_dir);

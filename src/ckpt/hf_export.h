@@ -13,11 +13,13 @@
 #include <string>
 
 #include "ckpt/safetensors_export.h"
+#include "config/experiment.h"
 
 namespace hpctrain::ckpt {
 
 struct HfExportRequest {
   std::filesystem::path checkpoint;
+  config::Experiment experiment;  // the checkpoint's stored config, resolved
   std::filesystem::path out_dir;
   std::string group = "model";                 // or "ema", the moving average
   std::optional<std::string> tokenizer_model;  // the SentencePiece model's bytes

@@ -113,14 +113,14 @@ void run_ckpt_export(const std::string& target, const std::string& out_file, tra
       target, [&out](const ckpt_file::Verdict& v) { fmt::print(out, "{}\n", ckpt_file::skipped_message(v)); }, weights);
   if (format == "hf") {
     const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(path);
-    const config::Experiment experiment =
-        config::load_experiment_text(info.config_toml, path.string() + " (stored config)", {});
-    const std::optional<data::Tokenizer> tokenizer = train::run_tokenizer(experiment, info, path);
-    ckpt::HfExportRequest request{path, out_file, train::weights_group(weights), std::nullopt};
+    ckpt::HfExportRequest request{
+        path, config::load_experiment_text(info.config_toml, path.string() + " (stored config)", {}), out_file,
+        train::weights_group(weights), std::nullopt};
+    const std::optional<data::Tokenizer> tokenizer = train::run_tokenizer(request.experiment, info, path);
     if (tokenizer) request.tokenizer_model = tokenizer->model_bytes();
     const auto result = ckpt::export_hf(request);
     fmt::print(out, "{}: a Hugging Face {} ({} tensors, {} of float32 {}weights{}) from {}\n", out_file,
-               ckpt::hf_architecture(experiment.model), result.tensors, megabytes(result.bytes),
+               ckpt::hf_architecture(request.experiment.model), result.tensors, megabytes(result.bytes),
                weights.ema ? "moving-average " : "", tokenizer ? ", the tokenizer" : ", no tokenizer (token files)",
                path.string());
     return;

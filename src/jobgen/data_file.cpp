@@ -9,6 +9,7 @@
 #include "config/toml_input.h"
 #include "jobgen/mustache.h"
 #include "support/bounded_file.h"
+#include "support/json_text.h"
 
 namespace hpctrain::jobgen {
 namespace {
@@ -33,30 +34,6 @@ nlohmann::json to_json(const toml::node& node) {
   return text.str();
 }
 
-// The deepest nesting of [ and { outside strings; stops early past `limit`.
-void check_json_depth(const std::string& text, const std::string& origin) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) {
-        throw RenderError(fmt::format("{}: byte {}: nested deeper than {}", origin, i, kMaxJsonDepth));
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-}
-
 }  // namespace
 
 std::string read_text_file(const std::filesystem::path& path) {
@@ -78,7 +55,11 @@ nlohmann::json parse_data(const std::string& text, const std::string& origin, bo
       throw RenderError(e.what());
     }
   }
-  check_json_depth(text, origin);
+  try {
+    support::check_json_depth(text, origin, kMaxJsonDepth);
+  } catch (const support::InputError& e) {
+    throw RenderError(e.what());
+  }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

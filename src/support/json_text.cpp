@@ -5,10 +5,7 @@
 #include "support/bounded_file.h"
 
 namespace hpctrain::support {
-namespace {
-
-// The deepest nesting of [ and { outside strings, checked as it is scanned.
-void check_depth(const std::string& text, const std::string& origin, int max_depth) {
+void check_json_depth(const std::string& text, const std::string& origin, int max_depth) {
   int depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -30,10 +27,8 @@ void check_depth(const std::string& text, const std::string& origin, int max_dep
   }
 }
 
-}  // namespace
-
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin, int max_depth) {
-  check_depth(text, origin, max_depth);
+  check_json_depth(text, origin, max_depth);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {

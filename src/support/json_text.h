@@ -10,6 +10,11 @@
 
 namespace hpctrain::support {
 
+// Throws InputError "ORIGIN: byte N: nested deeper than MAX_DEPTH" when
+// `text` nests arrays and objects (outside strings) deeper than `max_depth`;
+// stops scanning there.
+void check_json_depth(const std::string& text, const std::string& origin, int max_depth);
+
 // Parses `text`; throws InputError "ORIGIN: byte N: ..." when it is nested
 // deeper than `max_depth` arrays and objects or is not JSON.
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin, int max_depth);

@@ -1,4 +1,5 @@
-// model_logits: a trained causal model's (gpt, llama) logits for one batch of random tokens, on a
+// model_logits: a trained transformer's (gpt, llama: next-token; bert: the MLM head's at every
+// position) logits for one batch of random tokens, on a
 // chosen device and precision, written as a tensor directory
 // (tests/reference/tensor_dir.h: `tokens` [B, T] int64, `logits` [B, T, V]
 // float32, and the model's shape in its meta) for
@@ -47,8 +48,8 @@ int main(int argc, char** argv) {
     namespace config = hpctrain::config;
     auto trained = hpctrain::train::load_trained_model(run, {}, [](const auto&) {});
     const auto& m = trained.experiment.model;
-    if (m.kind != config::ModelKind::kGpt && m.kind != config::ModelKind::kLlama) {
-      throw std::runtime_error(fmt::format("{}: not a causal model (gpt or llama)", run));
+    if (m.kind == config::ModelKind::kMlp) {
+      throw std::runtime_error(fmt::format("{}: an mlp model; model_logits reads gpt, llama and bert", run));
     }
     if (seq > m.max_seq_len) throw std::runtime_error(fmt::format("--seq {} > max_seq_len {}", seq, m.max_seq_len));
     auto& model = *trained.model;
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
                    {"norm_eps", m.norm_eps},
                    {"tie_embeddings", m.tie_embeddings}});
     }
+    if (m.kind == config::ModelKind::kBert) meta["norm_position"] = config::name_of(m.norm_position);
     dir.meta_json = meta.dump();
     hpctrain::testing::write_tensor_dir(out, dir);
     fmt::print("model_logits: {} step {}, logits [{}, {}, {}] on {} in {} -> {}\n", trained.checkpoint.string(),

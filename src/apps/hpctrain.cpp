@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
       ->required();
   export_cmd
       ->add_option("--format", export_format,
-                   "hpctrain: one file, hpctrain's tensor names; hf: a Hugging Face model directory (gpt, llama)")
+                   "hpctrain: one file, hpctrain's tensor names; hf: a Hugging Face model directory (gpt, llama, "
+                   "post-LayerNorm bert)")
       ->check(CLI::IsMember({"hpctrain", "hf"}));
   hpctrain::train::WeightsChoice export_weights;
   weights_flags(export_cmd, export_weights);

@@ -108,6 +108,35 @@ nlohmann::json llama_config(const config::ModelConfig& m, std::int64_t vocab) {
           {"use_cache", true}};
 }
 
+nlohmann::json bert_config(const config::ModelConfig& m, std::int64_t vocab) {
+  return {{"architectures", {hf_architecture(m)}},
+          {"model_type", "bert"},
+          {"vocab_size", vocab},
+          {"hidden_size", m.d_model},
+          {"num_hidden_layers", m.n_layer},
+          {"num_attention_heads", m.n_head},
+          {"intermediate_size", 4 * m.d_model},
+          {"hidden_act", "gelu_new"},
+          {"hidden_dropout_prob", 0.0},
+          {"attention_probs_dropout_prob", 0.0},
+          {"max_position_embeddings", m.max_seq_len},
+          {"type_vocab_size", 1},
+          {"initializer_range", m.init_std},
+          {"layer_norm_eps", 1e-5},
+          {"position_embedding_type", "absolute"},
+          {"is_decoder", false},
+          {"tie_word_embeddings", true},
+          {"use_cache", false}};
+}
+
+nlohmann::json hf_config(const config::ModelConfig& m, std::int64_t vocab) {
+  switch (m.kind) {
+    case config::ModelKind::kLlama: return llama_config(m, vocab);
+    case config::ModelKind::kBert: return bert_config(m, vocab);
+    default: return gpt2_config(m, vocab);
+  }
+}
+
 }  // namespace
 
 ExportResult export_hf(const HfExportRequest& request) {
@@ -115,14 +144,19 @@ ExportResult export_hf(const HfExportRequest& request) {
   const ckpt_file::CheckpointInfo info = ckpt_file::read_checkpoint_info(file.index());
   const config::Experiment& experiment = request.experiment;
   const config::ModelConfig& m = experiment.model;
-  const std::vector<HfTensorName> layout = hf_layout(m);  // refuses bert and mlp, naming why
+  const std::vector<HfTensorName> layout = hf_layout(m);  // refuses a pre-LayerNorm bert and mlp, naming why
   prepare_directory(request.out_dir);
 
   std::vector<std::pair<std::string, at::Tensor>> tensors;
-  tensors.reserve(layout.size());
+  tensors.reserve(layout.size() + 1);
   for (const auto& name : layout) {
-    const at::Tensor t = read_tensor(file, fmt::format("{}/{}", request.group, name.ours));
+    at::Tensor t = read_tensor(file, fmt::format("{}/{}", request.group, name.ours));
+    if (name.parts > 1) t = t.chunk(name.parts, 0)[name.part].contiguous();
     tensors.emplace_back(name.hf, name.transposed ? t.t().contiguous() : t);
+  }
+  const bool bert = m.kind == config::ModelKind::kBert;
+  if (bert) {  // one token type, adding nothing: what hpctrain's embeddings compute
+    tensors.insert(tensors.begin() + 2, {kBertTokenTypes, torch::zeros({1, m.d_model}, torch::kFloat32)});
   }
   const std::int64_t vocab = tensors.front().second.size(0);  // the token embedding's rows
   const auto install = [](const std::filesystem::path& out) {
@@ -137,7 +171,7 @@ ExportResult export_hf(const HfExportRequest& request) {
                          {"hpctrain_git_commit", info.git_commit}},
                         install(dir / "model.safetensors"));
 
-  nlohmann::json config = m.kind == config::ModelKind::kLlama ? llama_config(m, vocab) : gpt2_config(m, vocab);
+  nlohmann::json config = hf_config(m, vocab);
   config["torch_dtype"] = "float32";
   if (request.tokenizer_model) {
     config["bos_token_id"] = kBos;
@@ -151,36 +185,42 @@ ExportResult export_hf(const HfExportRequest& request) {
                            {"exported_by", support::commit_with_state()}};
   write_file_atomically(dir / "config.json", config.dump(2) + "\n", install(dir / "config.json"));
 
-  nlohmann::json generation = {
-      {"do_sample", true}, {"temperature", experiment.eval.temperature}, {"top_k", experiment.eval.top_k}};
-  if (request.tokenizer_model) {
-    generation["bos_token_id"] = kBos;
-    generation["eos_token_id"] = kEos;
-    generation["pad_token_id"] = kPad;
+  if (!bert) {  // a masked language model does not generate
+    nlohmann::json generation = {
+        {"do_sample", true}, {"temperature", experiment.eval.temperature}, {"top_k", experiment.eval.top_k}};
+    if (request.tokenizer_model) {
+      generation["bos_token_id"] = kBos;
+      generation["eos_token_id"] = kEos;
+      generation["pad_token_id"] = kPad;
+    }
+    write_file_atomically(dir / "generation_config.json", generation.dump(2) + "\n",
+                          install(dir / "generation_config.json"));
   }
-  write_file_atomically(dir / "generation_config.json", generation.dump(2) + "\n",
-                        install(dir / "generation_config.json"));
 
   if (request.tokenizer_model) {
     write_file_atomically(dir / "tokenizer.model", *request.tokenizer_model, install(dir / "tokenizer.model"));
     // hpctrain encodes text as SentencePiece does, with no <s> in front and
     // no piece added for a leading space: HF's slow LlamaTokenizer in its
     // legacy mode does the same.
-    const nlohmann::json tokenizer = {{"tokenizer_class", "LlamaTokenizer"},
-                                      {"model_max_length", m.max_seq_len},
-                                      {"bos_token", "<s>"},
-                                      {"eos_token", "</s>"},
-                                      {"unk_token", "<unk>"},
-                                      {"pad_token", "<pad>"},
-                                      {"add_bos_token", false},
-                                      {"add_eos_token", false},
-                                      {"add_prefix_space", false},
-                                      {"legacy", true},
-                                      {"clean_up_tokenization_spaces", false}};
+    nlohmann::json tokenizer = {{"tokenizer_class", "LlamaTokenizer"},
+                                {"model_max_length", m.max_seq_len},
+                                {"bos_token", "<s>"},
+                                {"eos_token", "</s>"},
+                                {"unk_token", "<unk>"},
+                                {"pad_token", "<pad>"},
+                                {"add_bos_token", false},
+                                {"add_eos_token", false},
+                                {"add_prefix_space", false},
+                                {"legacy", true},
+                                {"clean_up_tokenization_spaces", false}};
+    nlohmann::json special = {
+        {"bos_token", "<s>"}, {"eos_token", "</s>"}, {"unk_token", "<unk>"}, {"pad_token", "<pad>"}};
+    if (bert) {  // what a fill-mask pipeline puts where a token is to be predicted
+      tokenizer["mask_token"] = "<mask>";
+      special["mask_token"] = "<mask>";
+    }
     write_file_atomically(dir / "tokenizer_config.json", tokenizer.dump(2) + "\n",
                           install(dir / "tokenizer_config.json"));
-    const nlohmann::json special = {
-        {"bos_token", "<s>"}, {"eos_token", "</s>"}, {"unk_token", "<unk>"}, {"pad_token", "<pad>"}};
     write_file_atomically(dir / "special_tokens_map.json", special.dump(2) + "\n",
                           install(dir / "special_tokens_map.json"));
   }

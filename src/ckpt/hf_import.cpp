@@ -19,14 +19,16 @@ namespace {
 
 using ckpt_file::CheckpointError;
 
-// GPT-2's files name its tensors with or without GPT2LMHeadModel's
-// "transformer." prefix (the hub's original gpt2 has none).
+// GPT-2's and BERT's files name their tensors with or without the head
+// model's prefix, "transformer." or "bert." (the hub's original gpt2 has none,
+// a BertModel's files neither).
 std::string stored_name(const ckpt_file::HfWeights& weights, const std::string& hf) {
   if (weights.find(hf).second != nullptr) return hf;
-  const std::string prefix = "transformer.";
-  if (hf.compare(0, prefix.size(), prefix) == 0) {
-    std::string bare = hf.substr(prefix.size());
-    if (weights.find(bare).second != nullptr) return bare;
+  for (const std::string prefix : {"transformer.", "bert."}) {
+    if (hf.compare(0, prefix.size(), prefix) == 0) {
+      std::string bare = hf.substr(prefix.size());
+      if (weights.find(bare).second != nullptr) return bare;
+    }
   }
   return hf;
 }
@@ -58,7 +60,8 @@ HfImport load_hf_weights(const std::filesystem::path& dir, const config::ModelCo
     if (entry == nullptr) {
       throw CheckpointError(fmt::format("{}: no tensor {} (hpctrain's {})", weights.name(), name.hf, name.ours));
     }
-    at::Tensor& parameter = parameters.at(name.ours);
+    at::Tensor& whole = parameters.at(name.ours);
+    at::Tensor parameter = name.parts > 1 ? whole.chunk(name.parts, 0)[name.part] : whole;  // a view
     std::vector<std::int64_t> expected = parameter.sizes().vec();
     if (name.transposed) std::swap(expected[0], expected[1]);
     if (entry->shape != expected) {
@@ -76,18 +79,34 @@ HfImport load_hf_weights(const std::filesystem::path& dir, const config::ModelCo
     used.insert(stored);
     dtypes.insert(ckpt_file::dtype_name(entry->dtype));
   }
-  // What else the files hold: buffers we recompute, a tied output layer
-  // (which must be the embedding), or something this model has no place for.
+  if (config.kind == config::ModelKind::kBert) {
+    // Token type 0 is added to every position, as HF's embeddings add it.
+    const std::string stored = stored_name(weights, kBertTokenTypes);
+    if (const auto [file, entry] = weights.find(stored); entry != nullptr) {
+      at::Tensor& positions = parameters.at("pos_emb.weight");
+      if (entry->shape.size() != 2 || entry->shape[0] < 1 || entry->shape[1] != positions.size(1)) {
+        throw CheckpointError(fmt::format("{}: tensor {}: shape [{}], and hpctrain adds one row of {} to its positions",
+                                          file->name(), stored, fmt::join(entry->shape, ", "), positions.size(1)));
+      }
+      positions.add_(read_as_tensor(weights, stored)[0]);
+      used.insert(stored);
+      dtypes.insert(ckpt_file::dtype_name(entry->dtype));
+    }
+  }
+  // What else the files hold: buffers we recompute, tied tensors (which must
+  // equal their parameter), or something this model has no place for.
+  std::map<std::string, std::string> tied;
+  for (const auto& name : hf_tied(config)) tied[stored_name(weights, name.hf)] = name.ours;
   for (const auto& name : weights.names()) {
-    if (used.count(name) != 0 || is_hf_buffer(name)) continue;
-    if (name == "lm_head.weight" && hf.tie_embeddings) {
-      const at::Tensor& embedding = parameters.at("tok_emb.weight");
-      const at::Tensor head = read_as_tensor(weights, name);
-      if (!head.sizes().equals(embedding.sizes()) || !torch::equal(head, embedding.cpu())) {
+    if (used.count(name) != 0 || is_hf_unused(name)) continue;
+    if (const auto it = tied.find(name); it != tied.end()) {
+      const at::Tensor& ours = parameters.at(it->second);
+      const at::Tensor theirs = read_as_tensor(weights, name);
+      if (!theirs.sizes().equals(ours.sizes()) || !torch::equal(theirs, ours.cpu())) {
         throw CheckpointError(
-            fmt::format("{}: lm_head.weight differs from the token embedding, and {} ties them "
-                        "(tie_word_embeddings): hpctrain's model would compute another function",
-                        weights.name(), hf.file));
+            fmt::format("{}: {} differs from {}, and {} ties them (tie_word_embeddings): hpctrain's model would "
+                        "compute another function",
+                        weights.name(), name, it->second, hf.file));
       }
       continue;
     }

@@ -45,6 +45,49 @@ std::vector<HfTensorName> llama_layout(const config::ModelConfig& m) {
   return out;
 }
 
+std::vector<HfTensorName> bert_layout(const config::ModelConfig& m) {
+  std::vector<HfTensorName> out = {{"bert.embeddings.word_embeddings.weight", "tok_emb.weight", false},
+                                   {"bert.embeddings.position_embeddings.weight", "pos_emb.weight", false},
+                                   {"bert.embeddings.LayerNorm.weight", "emb_ln.weight", false},
+                                   {"bert.embeddings.LayerNorm.bias", "emb_ln.bias", false}};
+  for (std::int64_t i = 0; i < m.n_layer; ++i) {
+    const std::string hf = fmt::format("bert.encoder.layer.{}.", i);
+    const std::string ours = fmt::format("blocks.{}.", i);
+    int part = 0;
+    for (const char* projection : {"query", "key", "value"}) {
+      for (const char* leaf : {"weight", "bias"}) {
+        out.push_back({fmt::format("{}attention.self.{}.{}", hf, projection, leaf),
+                       fmt::format("{}attn.qkv.{}", ours, leaf), false, part, 3});
+      }
+      ++part;
+    }
+    for (const auto& [theirs, mine] :
+         {std::pair{"attention.output.dense", "attn.proj"}, std::pair{"attention.output.LayerNorm", "ln1"},
+          std::pair{"intermediate.dense", "mlp.fc"}, std::pair{"output.dense", "mlp.proj"},
+          std::pair{"output.LayerNorm", "ln2"}}) {
+      for (const char* leaf : {"weight", "bias"}) {
+        out.push_back({fmt::format("{}{}.{}", hf, theirs, leaf), fmt::format("{}{}.{}", ours, mine, leaf), false});
+      }
+    }
+  }
+  for (const char* leaf : {"weight", "bias"}) {
+    out.push_back({fmt::format("cls.predictions.transform.dense.{}", leaf), fmt::format("mlm.dense.{}", leaf), false});
+  }
+  for (const char* leaf : {"weight", "bias"}) {
+    out.push_back({fmt::format("cls.predictions.transform.LayerNorm.{}", leaf), fmt::format("mlm.ln.{}", leaf), false});
+  }
+  out.push_back({"cls.predictions.bias", "mlm.bias", false});
+  return out;
+}
+
+bool ends_with(const std::string& text, const std::string& tail) {
+  // Not std::string::ends_with: files of the LibTorch layers must also parse
+  // as C++17, as .ci/lint checks them.
+  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool starts_with(const std::string& text, const std::string& head) { return text.compare(0, head.size(), head) == 0; }
+
 }  // namespace
 
 std::vector<HfTensorName> hf_layout(const config::ModelConfig& model) {
@@ -52,10 +95,12 @@ std::vector<HfTensorName> hf_layout(const config::ModelConfig& model) {
     case config::ModelKind::kGpt: return gpt2_layout(model);
     case config::ModelKind::kLlama: return llama_layout(model);
     case config::ModelKind::kBert:
+      if (model.norm_position == config::NormPosition::kPost) return bert_layout(model);
       throw ckpt_file::CheckpointError(
-          "model.kind = bert has no Hugging Face counterpart: hpctrain's encoder normalises before each sublayer "
-          "and once more at the end (pre-LayerNorm), HF's BertForMaskedLM after each sublayer (post-LayerNorm), so "
-          "the same weights compute another function there; export it with --format hpctrain");
+          "model.kind = bert with model.norm_position = pre has no Hugging Face counterpart: it normalises before "
+          "each sublayer and once more at the end (pre-LayerNorm), HF's BertForMaskedLM after each sublayer "
+          "(post-LayerNorm), so the same weights compute another function there; export it with --format "
+          "hpctrain, or train with model.norm_position = \"post\"");
     case config::ModelKind::kMlp:
       throw ckpt_file::CheckpointError(
           "model.kind = mlp has no Hugging Face counterpart (a next-token MLP over a window); export it with "
@@ -64,17 +109,32 @@ std::vector<HfTensorName> hf_layout(const config::ModelConfig& model) {
   return {};
 }
 
-std::string hf_architecture(const config::ModelConfig& model) {
-  return model.kind == config::ModelKind::kLlama ? "LlamaForCausalLM" : "GPT2LMHeadModel";
+std::vector<HfTiedName> hf_tied(const config::ModelConfig& model) {
+  switch (model.kind) {
+    case config::ModelKind::kGpt: return {{"lm_head.weight", "tok_emb.weight"}};
+    case config::ModelKind::kLlama:
+      if (model.tie_embeddings) return {{"lm_head.weight", "tok_emb.weight"}};
+      return {};
+    case config::ModelKind::kBert:
+      return {{"cls.predictions.decoder.weight", "tok_emb.weight"}, {"cls.predictions.decoder.bias", "mlm.bias"}};
+    case config::ModelKind::kMlp: return {};
+  }
+  return {};
 }
 
-bool is_hf_buffer(const std::string& hf_name) {
-  // Not std::string::ends_with: files of the LibTorch layers must also parse
-  // as C++17, as .ci/lint checks them.
-  const auto ends_with = [&hf_name](const std::string& tail) {
-    return hf_name.size() >= tail.size() && hf_name.compare(hf_name.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  return ends_with(".attn.bias") || ends_with(".attn.masked_bias") || ends_with(".rotary_emb.inv_freq");
+std::string hf_architecture(const config::ModelConfig& model) {
+  switch (model.kind) {
+    case config::ModelKind::kLlama: return "LlamaForCausalLM";
+    case config::ModelKind::kBert: return "BertForMaskedLM";
+    default: return "GPT2LMHeadModel";
+  }
+}
+
+bool is_hf_unused(const std::string& hf_name) {
+  return ends_with(hf_name, ".attn.bias") || ends_with(hf_name, ".attn.masked_bias") ||
+         ends_with(hf_name, ".rotary_emb.inv_freq") || ends_with(hf_name, "embeddings.position_ids") ||
+         ends_with(hf_name, "embeddings.token_type_ids") || starts_with(hf_name, "bert.pooler.") ||
+         starts_with(hf_name, "pooler.") || starts_with(hf_name, "cls.seq_relationship.");
 }
 
 }  // namespace hpctrain::ckpt

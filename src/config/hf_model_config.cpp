@@ -113,6 +113,33 @@ void read_gpt2(const JsonFields& f, HfModelConfig& c) {
   f.require("tie_word_embeddings", true, "ties the output layer to the token embedding");
 }
 
+void read_bert(const JsonFields& f, HfModelConfig& c) {
+  c.kind = ModelKind::kBert;
+  c.d_model = f.integer("hidden_size", 1, 1 << 16);
+  c.n_layer = f.integer("num_hidden_layers", 1, 1024);
+  c.n_head = f.integer("num_attention_heads", 1, 1024);
+  c.positions = f.integer("max_position_embeddings", 1, 1 << 20);
+  c.vocab_size = f.integer("vocab_size", 1, 1 << 24);
+  c.tie_embeddings = true;  // BertForMaskedLM's decoder is the word embedding
+  if (f.integer("intermediate_size", 4 * c.d_model, 1, 1 << 20) != 4 * c.d_model) {
+    throw ConfigError(fmt::format("{}: intermediate_size {}: hpctrain's bert MLP is 4 x hidden_size wide ({})", c.file,
+                                  f.integer("intermediate_size", 1, 1 << 20), 4 * c.d_model));
+  }
+  const std::string act = f.string("hidden_act", "gelu");
+  if (act != "gelu_new" && act != "gelu_pytorch_tanh") {
+    throw ConfigError(
+        fmt::format("{}: hidden_act = \"{}\": hpctrain's model uses GELU's tanh approximation (gelu_new, "
+                    "gelu_pytorch_tanh){}",
+                    c.file, support::printable(act.substr(0, 64)),
+                    act == "gelu" ? ", and \"gelu\" is the exact (erf) GELU, another function" : ""));
+  }
+  f.require("layer_norm_eps", 1e-5, "uses LayerNorm's epsilon 1e-5");
+  f.require("position_embedding_type", "absolute", "learns absolute position embeddings");
+  f.require("is_decoder", false, "is a bidirectional encoder");
+  f.require("add_cross_attention", false, "has no cross-attention");
+  f.require("tie_word_embeddings", true, "ties the MLM decoder to the word embedding");
+}
+
 bool same(const toml::node& a, const toml::node& b) {
   if (a.is_number() && b.is_number()) {
     return a.value<double>() == b.value<double>() && a.is_integer() == b.is_integer();
@@ -132,7 +159,7 @@ std::string toml_text(const toml::node& node) {
 
 toml::table HfModelConfig::model_keys() const {
   toml::table keys;
-  keys.insert("kind", kind == ModelKind::kLlama ? "llama" : "gpt");
+  keys.insert("kind", name_of(kind));
   keys.insert("n_layer", n_layer);
   keys.insert("n_head", n_head);
   keys.insert("d_model", d_model);
@@ -145,6 +172,7 @@ toml::table HfModelConfig::model_keys() const {
   } else {
     keys.insert("max_seq_len", positions);
   }
+  if (kind == ModelKind::kBert) keys.insert("norm_position", name_of(NormPosition::kPost));
   return keys;
 }
 
@@ -158,6 +186,12 @@ std::string HfModelConfig::difference(const ModelConfig& m) const {
   if (m.d_model != d_model) return differs("d_model", m.d_model, d_model, "the hidden size");
   if (kind == ModelKind::kGpt && m.max_seq_len != positions) {
     return differs("max_seq_len", m.max_seq_len, positions, "n_positions");
+  }
+  if (kind == ModelKind::kBert && m.max_seq_len != positions) {
+    return differs("max_seq_len", m.max_seq_len, positions, "max_position_embeddings");
+  }
+  if (kind == ModelKind::kBert && m.norm_position != NormPosition::kPost) {
+    return differs("norm_position", name_of(m.norm_position), "post-LayerNorm", "BertForMaskedLM");
   }
   if (kind == ModelKind::kLlama) {
     if (m.n_kv_head != n_kv_head) return differs("n_kv_head", m.n_kv_head, n_kv_head, "num_key_value_heads");
@@ -188,10 +222,12 @@ HfModelConfig read_hf_model_config(const std::filesystem::path& dir) {
     read_llama(fields, c);
   } else if (type == "gpt2") {
     read_gpt2(fields, c);
+  } else if (type == "bert") {
+    read_bert(fields, c);
   } else {
     throw ConfigError(
-        fmt::format("{}: model_type '{}': hpctrain reads llama (LlamaForCausalLM) and gpt2 "
-                    "(GPT2LMHeadModel)",
+        fmt::format("{}: model_type '{}': hpctrain reads llama (LlamaForCausalLM), gpt2 "
+                    "(GPT2LMHeadModel) and bert (BertForMaskedLM)",
                     c.file, support::printable(type.substr(0, 64))));
   }
   if (c.d_model % c.n_head != 0 || (c.kind == ModelKind::kLlama && c.n_head % c.n_kv_head != 0)) {
@@ -214,6 +250,7 @@ void apply_init_from(toml::table& root) {
   std::vector<const char*> keys = {"kind", "n_layer", "n_head", "d_model"};
   if (kind == "llama") keys.insert(keys.end(), {"n_kv_head", "d_ff", "rope_theta", "norm_eps", "tie_embeddings"});
   if (kind == "gpt") keys.push_back("max_seq_len");
+  if (kind == "bert") keys.insert(keys.end(), {"max_seq_len", "norm_position"});
   toml::table* data = root["data"].as_table();
   const bool tokenizer_set = data != nullptr && data->contains("tokenizer");
   bool complete = tokenizer_set && kind.has_value();

@@ -1,6 +1,7 @@
 // A Hugging Face model directory's config.json, as the [model] keys it
-// implies (model.init_from): LlamaForCausalLM ("llama") and GPT2LMHeadModel
-// ("gpt2"), the two HF architectures hpctrain's models compute exactly. A
+// implies (model.init_from): LlamaForCausalLM ("llama"), GPT2LMHeadModel
+// ("gpt2") and BertForMaskedLM ("bert", as a post-LayerNorm bert), the HF
+// architectures hpctrain's models compute exactly. A
 // config that asks for what hpctrain's model does not compute (another
 // activation, biases in Llama, RoPE scaling, another LayerNorm epsilon for
 // GPT-2) is refused with the field named, rather than loaded into a model that
@@ -25,7 +26,7 @@ struct HfModelConfig {
   std::int64_t d_model = 0;
   std::int64_t n_kv_head = 0;  // llama
   std::int64_t d_ff = 0;       // llama
-  std::int64_t positions = 0;  // gpt2: the learned position table's rows
+  std::int64_t positions = 0;  // gpt2, bert: the learned position table's rows
   double rope_theta = 0;       // llama
   double norm_eps = 0;         // llama
   bool tie_embeddings = true;

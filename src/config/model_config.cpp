@@ -22,13 +22,20 @@ ModelConfig ModelConfig::read(SectionReader section, const DataConfig& data) {
     m.norm_eps = section.number("norm_eps", m.norm_eps, 0.0, 1.0);
     m.tie_embeddings = section.boolean("tie_embeddings", m.tie_embeddings);
   }
+  if (m.kind == ModelKind::kBert) m.norm_position = section.choice("norm_position", m.norm_position);
   m.init_from = section.string("init_from", "");
   section.finish();
-  if (!m.init_from.empty() && m.kind != ModelKind::kGpt && m.kind != ModelKind::kLlama) {
+  if (!m.init_from.empty() && m.kind == ModelKind::kMlp) {
     throw ConfigError(
-        fmt::format("{}: model.init_from reads Hugging Face's GPT-2 and Llama models; a {} model has "
+        fmt::format("{}: model.init_from reads Hugging Face's GPT-2, Llama and BERT models; an mlp model has "
                     "no counterpart there",
-                    section.origins({{"model", "init_from"}, {"model", "kind"}}), name_of(m.kind)));
+                    section.origins({{"model", "init_from"}, {"model", "kind"}})));
+  }
+  if (!m.init_from.empty() && m.kind == ModelKind::kBert && m.norm_position != NormPosition::kPost) {
+    throw ConfigError(
+        fmt::format("{}: model.init_from reads Hugging Face's BertForMaskedLM, which normalises after each sublayer: "
+                    "set model.norm_position = \"post\" (or leave it out)",
+                    section.origins({{"model", "init_from"}, {"model", "norm_position"}})));
   }
   if (m.kind == ModelKind::kBert && data.token_files() && !data.has_tokenizer()) {
     throw ConfigError(

@@ -1,6 +1,10 @@
-// GPT and the BERT-style encoder: the same pre-LayerNorm transformer blocks,
-// causal for GPT and bidirectional for BERT.
+// GPT and the BERT-style encoder: the same transformer blocks, causal for GPT
+// and bidirectional for BERT. Pre-LayerNorm (GPT-2; bert by default), with a
+// final LayerNorm after the last block:
 //   x = x + proj(attention(ln1(x)));  x = x + proj(gelu_tanh(fc(ln2(x))))
+// or post-LayerNorm (model.norm_position = "post": the original BERT, what
+// Hugging Face's BertForMaskedLM computes), with none at the end:
+//   x = ln1(x + proj(attention(x)));  x = ln2(x + proj(gelu_tanh(fc(x))))
 // Attention splits qkv's output as [q | k | v], each into heads of d/H.
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/embedding.h>
@@ -57,19 +61,26 @@ TORCH_MODULE(Mlp);
 
 class BlockImpl : public torch::nn::Module {
  public:
-  BlockImpl(std::int64_t d_model, std::int64_t n_head, bool causal) {
+  BlockImpl(std::int64_t d_model, std::int64_t n_head, bool causal, bool post_norm) : post_norm_(post_norm) {
     ln1 = register_module("ln1", layer_norm(d_model));
     attn = register_module("attn", Attention(d_model, n_head, causal));
     ln2 = register_module("ln2", layer_norm(d_model));
     mlp = register_module("mlp", Mlp(d_model));
   }
   torch::Tensor forward(const torch::Tensor& input) {
+    if (post_norm_) {
+      const torch::Tensor x = ln1(input + attn(input));
+      return ln2(x + mlp(x));
+    }
     const torch::Tensor x = input + attn(ln1(input));
     return x + mlp(ln2(x));
   }
   torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
   Attention attn{nullptr};
   Mlp mlp{nullptr};
+
+ private:
+  bool post_norm_;
 };
 TORCH_MODULE(Block);
 
@@ -117,13 +128,16 @@ TORCH_MODULE(MlmHead);
 class Transformer : public LanguageModel {
  public:
   Transformer(const config::ModelConfig& c, std::int64_t vocab, bool causal)
-      : causal_(c.kind == config::ModelKind::kGpt && causal), n_layer_(c.n_layer), d_model_(c.d_model) {
+      : causal_(c.kind == config::ModelKind::kGpt && causal),
+        post_norm_(!causal_ && c.norm_position == config::NormPosition::kPost),
+        n_layer_(c.n_layer),
+        d_model_(c.d_model) {
     tok_emb = register_module("tok_emb", torch::nn::Embedding(vocab, c.d_model));
     pos_emb = register_module("pos_emb", torch::nn::Embedding(c.max_seq_len, c.d_model));
     if (!causal_) emb_ln = register_module("emb_ln", layer_norm(c.d_model));
     blocks = register_module("blocks", torch::nn::ModuleList());
-    for (std::int64_t i = 0; i < c.n_layer; ++i) blocks->push_back(Block(c.d_model, c.n_head, causal_));
-    ln_f = register_module("ln_f", layer_norm(c.d_model));
+    for (std::int64_t i = 0; i < c.n_layer; ++i) blocks->push_back(Block(c.d_model, c.n_head, causal_, post_norm_));
+    if (!post_norm_) ln_f = register_module("ln_f", layer_norm(c.d_model));
     if (!causal_) mlm = register_module("mlm", MlmHead(c.d_model, vocab));
     init_normal(*this, c);
   }
@@ -148,15 +162,16 @@ class Transformer : public LanguageModel {
   }
 
  private:
-  // Embeddings, blocks and the final LayerNorm: [B, T] -> [B, T, d].
+  // Embeddings, blocks and the final LayerNorm (pre-LayerNorm): [B, T] -> [B, T, d].
   torch::Tensor trunk(const torch::Tensor& tokens) {
     torch::Tensor x = tok_emb(tokens) + pos_emb(torch::arange(tokens.size(1), tokens.options()));
     if (!causal_) x = emb_ln(x);
     for (const auto& block : *blocks) x = block->as<BlockImpl>()->forward(x);
-    return ln_f(x);
+    return post_norm_ ? x : ln_f(x);
   }
 
   bool causal_;
+  bool post_norm_;
   std::int64_t n_layer_;
   std::int64_t d_model_;
   torch::nn::Embedding tok_emb{nullptr}, pos_emb{nullptr};

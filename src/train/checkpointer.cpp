@@ -215,6 +215,7 @@ std::vector<std::string> config_incompatibilities(const config::Experiment& now,
   compare("model.n_kv_head", then.model.n_kv_head, now.model.n_kv_head);
   compare("model.d_ff", then.model.d_ff, now.model.d_ff);
   compare("model.tie_embeddings", then.model.tie_embeddings, now.model.tie_embeddings);
+  compare("model.norm_position", config::name_of(then.model.norm_position), config::name_of(now.model.norm_position));
   compare("data.seq_len", then.data.seq_len, now.data.seq_len);
   compare("training.batch_size", then.training.batch_size, now.training.batch_size);
   if (!info.tokenizer_sha256.empty() && info.tokenizer_sha256 != tokenizer_sha256) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hf-interop.sh MODE HPCTRAIN MODEL_LOGITS REPO DATA: hpctrain's Hugging Face
 # export and import against Hugging Face's own code (tests/reference/hf_check.py),
-# for a gpt and a llama model trained a few steps.
+# for a gpt, a llama and a post-LayerNorm bert model trained a few steps.
 #   MODE safetensors: HF's safetensors reads each export with HF's names,
 #     shapes and dtypes; HF's save_file writes the tensors again (float32,
 #     then bfloat16), and hpctrain imports them: float32 gives the exported
@@ -38,9 +38,12 @@ import() {  # import DIR NAME: a run from DIR's weights at learning rate 0
     --set "data.dir=$work/data" --set "data.tokenizer=$data/tokenizer.model" --set training.steps=1 \
     --set optimizer.lr=0 --set "job.run_dir=$work/$2"
 }
-for kind in gpt llama; do
+declare -A shape=([gpt]="--set model.kind=gpt" [llama]="--set model.kind=llama"
+                  [bert]="--set model.kind=bert --set model.norm_position=post")
+for kind in gpt llama bert; do
+  # shellcheck disable=SC2086  # the kind's --set pairs
   run "$work/$kind-base.log" "$hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$data" "${quiet[@]}" \
-    --set model.kind=$kind --set model.n_layer=2 --set model.d_model=64 --set model.n_head=4 --set training.steps=6 \
+    ${shape[$kind]} --set model.n_layer=2 --set model.d_model=64 --set model.n_head=4 --set training.steps=6 \
     --set eval.interval=0 --set "job.run_dir=$work/$kind"
   run "$work/$kind-export.log" "$hpctrain" ckpt export "$work/$kind" --format hf --out "$work/$kind-hf"
   if [[ $mode == safetensors ]]; then

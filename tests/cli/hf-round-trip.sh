@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # hf-round-trip.sh HPCTRAIN MODEL_LOGITS REPO DATA: hpctrain's Hugging Face
 # export and import (docs/models.md) against hpctrain's own checkpoint:
-#  - gpt, llama and llama with tied embeddings: train, `ckpt export --format
+#  - gpt, llama, llama with tied embeddings and a post-LayerNorm bert (HF's
+#    BertForMaskedLM): train, `ckpt export --format
 #    hf`, then a new run with model.init_from = the export (jobs/finetune.toml)
 #    at learning rate 0 for one step: the same final weights hash, the same
 #    validation loss on the same sample, and the same logits bitwise
 #    (build/bench/model_logits) as the run exported; `hpctrain eval` and
-#    `generate` on the export directory itself;
+#    (causal models) `generate` on the export directory itself;
 #  - a real fine-tune of the llama export: its evaluations fall below the
 #    exported model's;
 #  - the import reads a model sharded over two files with an index;
-#  - bert has no HF counterpart and is refused, naming the difference;
+#  - a pre-LayerNorm bert has no HF counterpart and is refused, naming the
+#    difference; an HF BERT's token type embeddings are added to the positions;
 #  - a directory that is not an export is not written into;
 #  - hostile HF directories are refused with one line naming the file and the
 #    field or tensor: a tensor whose shape disagrees with config.json, an
@@ -40,14 +42,17 @@ small=(--set model.n_layer=2 --set model.d_model=64 --set model.n_head=4)
 quiet=(--set eval.samples=32 --set eval.final=sample --set eval.test=false --set eval.sample_tokens=0)
 declare -A cases=([gpt]="--set model.kind=gpt"
                   [llama]="--set model.kind=llama --set model.n_kv_head=2"
-                  [llama_tied]="--set model.kind=llama --set model.n_kv_head=1 --set model.tie_embeddings=true")
-for name in gpt llama llama_tied; do
+                  [llama_tied]="--set model.kind=llama --set model.n_kv_head=1 --set model.tie_embeddings=true"
+                  [bert]="--set model.kind=bert --set model.norm_position=post")
+for name in gpt llama llama_tied bert; do
   dir=$work/$name
   # shellcheck disable=SC2086  # the case's --set pairs
   run "$work/$name-base.log" "$hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$data" "${small[@]}" "${quiet[@]}" \
     ${cases[$name]} --set training.steps=6 --set eval.interval=0 --set "job.run_dir=$dir/base"
   run "$work/$name-export.log" "$hpctrain" ckpt export "$dir/base" --format hf --out "$dir/hf"
-  for f in config.json model.safetensors generation_config.json tokenizer.model tokenizer_config.json; do
+  files=(config.json model.safetensors tokenizer.model tokenizer_config.json)
+  [[ $name == bert ]] || files+=(generation_config.json)
+  for f in "${files[@]}"; do
     [[ -f $dir/hf/$f ]] || fail "$name: the export has no $f"
   done
   # The export's own data set: the quickstart's sources, through its tokenizer.
@@ -68,7 +73,7 @@ for name in gpt llama llama_tied; do
   run "$work/$name-eval.log" "$hpctrain" eval "$dir/hf" --set "data.dir=$data" --sample --set eval.samples=32
   [[ $(value 'validation loss \K[0-9.]+' "$work/$name-eval.log") == "$base_loss" ]] ||
     { cat "$work/$name-eval.log"; fail "$name: hpctrain eval on the export gives another loss"; }
-  run "$work/$name-generate.log" "$hpctrain" generate "$dir/hf" --tokens 8
+  [[ $name == bert ]] || run "$work/$name-generate.log" "$hpctrain" generate "$dir/hf" --tokens 8
   echo "ok: $name: exported and imported: weights ${base_hash:0:16}, validation loss $base_loss (also \`eval\` on the export), logits bitwise equal"
 done
 
@@ -116,12 +121,43 @@ run "$work/sharded.log" "$hpctrain" train "$repo/jobs/finetune.toml" "${quiet[@]
   fail "the sharded model imported other weights"
 echo "ok: a model sharded over two files and an index imports the same weights"
 
-# bert: no HF class computes it.
-run "$work/bert.log" "$hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$data" "${small[@]}" "${quiet[@]}" \
-  --set model.kind=bert --set training.steps=2 --set eval.interval=0 --set "job.run_dir=$work/bert"
-refused "model.kind = bert has no Hugging Face counterpart: .*pre-LayerNorm.*post-LayerNorm" \
-  "$hpctrain" ckpt export "$work/bert" --format hf --out "$work/bert-hf"
-[[ ! -e $work/bert-hf ]] || fail "the refused export left $work/bert-hf"
+# A pre-LayerNorm bert: no HF class computes it.
+run "$work/bert-pre.log" "$hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$data" "${small[@]}" "${quiet[@]}" \
+  --set model.kind=bert --set training.steps=2 --set eval.interval=0 --set "job.run_dir=$work/bert-pre"
+refused "model.kind = bert with model.norm_position = pre has no Hugging Face counterpart: .*pre-LayerNorm.*post-LayerNorm" \
+  "$hpctrain" ckpt export "$work/bert-pre" --format hf --out "$work/bert-pre-hf"
+[[ ! -e $work/bert-pre-hf ]] || fail "the refused export left $work/bert-pre-hf"
+
+# An HF BERT's token types: row 0 (the type hpctrain feeds) is added to the
+# position embeddings, so the file below computes what the export with that
+# row added to its positions computes. The weights hash then differs from the
+# export's (another split between two tables), the validation loss does not.
+types=$work/bert-types
+cp -r "$work/bert/hf" "$types"
+python3 - "$types/model.safetensors" <<'PY'
+import json, struct, sys
+blob = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", blob[:8])[0]
+header = json.loads(blob[8:8 + n])
+types = header["bert.embeddings.token_type_embeddings.weight"]
+begin, end = types["data_offsets"]
+d = types["shape"][1]
+# Not a constant row: the LayerNorm after the embeddings would remove one.
+row = [(i % 7) * 0.1 - 0.3 for i in range(d)]
+blob[8 + n + begin:8 + n + end] = struct.pack(f"<{d}f", *row)
+positions = header["bert.embeddings.position_embeddings.weight"]
+begin = positions["data_offsets"][0]
+count = positions["shape"][0] * d
+values = struct.unpack_from(f"<{count}f", blob, 8 + n + begin)
+struct.pack_into(f"<{count}f", blob, 8 + n + begin, *[v - row[i % d] for i, v in enumerate(values)])
+open(sys.argv[1], "wb").write(blob)
+PY
+run "$work/bert-types.log" "$hpctrain" eval "$types" --set "data.dir=$data" --sample --set eval.samples=32
+typed=$(value 'validation loss \K[0-9.]+' "$work/bert-types.log")
+exported=$(value 'validation loss \K[0-9.]+' "$work/bert-base.log")
+python3 -c 'import sys; sys.exit(0 if abs(float(sys.argv[1]) - float(sys.argv[2])) < 1e-3 else 1)' "$typed" "$exported" ||
+  fail "bert: with its token types added to the positions, validation loss $typed; the export's $exported"
+echo "ok: bert: token type 0 is added to the position embeddings (validation loss $typed, the export's $exported)"
 
 # Where the export goes: not into a directory of other files; again into its own.
 mkdir "$work/other" && echo keep >"$work/other/notes.txt"
@@ -143,6 +179,11 @@ refused "$bad/model.safetensors: tensor model.layers.0.mlp.gate_proj.weight: sha
 bad=$(hostile gelu)
 sed -i 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "$bad/config.json"
 refused "$bad/config.json: hidden_act = \"gelu\": hpctrain's model uses SiLU" try "$bad"
+bad=$work/bert-gelu
+cp -r "$work/bert/hf" "$bad"
+sed -i 's/"hidden_act": "gelu_new"/"hidden_act": "gelu"/' "$bad/config.json"
+refused "$bad/config.json: hidden_act = \"gelu\": hpctrain's model uses GELU's tanh approximation.*exact (erf) GELU" \
+  "$hpctrain" eval "$bad" --set "data.dir=$data"
 bad=$(hostile no-tokenizer)
 rm "$bad/tokenizer.model"
 refused "$bad has no tokenizer.model: hpctrain reads SentencePiece tokenizers" \

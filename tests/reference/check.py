@@ -2,7 +2,7 @@
 
 IN_DIR (tensorio format, written by the C++ test) holds meta {model, vocab_size,
 max_seq_len, n_layer, n_head, d_model; for llama also n_kv_head, d_ff,
-rope_theta, norm_eps, tie_embeddings}, `param.<name>` for every parameter,
+rope_theta, norm_eps, tie_embeddings; for bert norm_position}, `param.<name>` for every parameter,
 `tokens` [B,T] int64 and `targets` [B,T] int64 (BERT: MLM labels, -100 = ignore).
 OUT_DIR gets `logits`, `loss` (shape []) and `grad.<name>` for every parameter.
 """

@@ -3,14 +3,17 @@
   hf_check.py names EXPORT_DIR
       HF's safetensors (safe_open) reads EXPORT_DIR/model.safetensors; its
       tensor names, shapes and dtypes must be the ones HF's model class has
-      for EXPORT_DIR/config.json (GPT2LMHeadModel, LlamaForCausalLM), written
-      here from HF's module layout (GPT-2's Conv1D weights are [in, out]).
+      for EXPORT_DIR/config.json (GPT2LMHeadModel, LlamaForCausalLM,
+      BertForMaskedLM), written here from HF's module layout (GPT-2's Conv1D
+      weights are [in, out]; BERT's decoder is tied to the word embedding and
+      saved once).
   hf_check.py resave EXPORT_DIR OUT_DIR DTYPE
       HF's save_file writes the export's tensors again, in float32, bfloat16
       or float16, with config.json and tokenizer.model copied: a model
       directory written by HF's implementation, for hpctrain to import.
   hf_check.py transformers EXPORT_DIR LOGITS_DIR
-      transformers' AutoModelForCausalLM.from_pretrained loads the export and
+      transformers' AutoModelForCausalLM (AutoModelForMaskedLM for BERT)
+      .from_pretrained loads the export and
       computes the logits of the tokens build/bench/model_logits wrote to
       LOGITS_DIR; they must match hpctrain's within 1e-5 (relative, float32).
 
@@ -74,8 +77,32 @@ def expected_tensors(config):
                 out[p + name + ".bias"] = [n_out]
         out["transformer.ln_f.weight"] = [d]
         out["transformer.ln_f.bias"] = [d]
+    elif kind == "bert":
+        d, L = config["hidden_size"], config["num_hidden_layers"]
+        P, ff, types = config["max_position_embeddings"], config["intermediate_size"], config["type_vocab_size"]
+        e = "bert.embeddings."
+        out[e + "word_embeddings.weight"] = [V, d]
+        out[e + "position_embeddings.weight"] = [P, d]
+        out[e + "token_type_embeddings.weight"] = [types, d]
+        out[e + "LayerNorm.weight"] = [d]
+        out[e + "LayerNorm.bias"] = [d]
+        for i in range(L):
+            p = f"bert.encoder.layer.{i}."
+            for name, n_in, n_out in (("attention.self.query", d, d), ("attention.self.key", d, d),
+                                      ("attention.self.value", d, d), ("attention.output.dense", d, d),
+                                      ("intermediate.dense", d, ff), ("output.dense", ff, d)):
+                out[p + name + ".weight"] = [n_out, n_in]  # nn.Linear: [out, in]
+                out[p + name + ".bias"] = [n_out]
+            for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
+                out[p + ln + ".weight"] = [d]
+                out[p + ln + ".bias"] = [d]
+        out["cls.predictions.transform.dense.weight"] = [d, d]
+        out["cls.predictions.transform.dense.bias"] = [d]
+        out["cls.predictions.transform.LayerNorm.weight"] = [d]
+        out["cls.predictions.transform.LayerNorm.bias"] = [d]
+        out["cls.predictions.bias"] = [V]
     else:
-        raise SystemExit(f"hf_check.py: model_type {kind!r}: expected llama or gpt2")
+        raise SystemExit(f"hf_check.py: model_type {kind!r}: expected llama, gpt2 or bert")
     return out
 
 
@@ -132,8 +159,9 @@ def transformers_logits(export, logits_dir):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import tensorio
     tensors, meta = tensorio.read_dir(logits_dir)
-    model = transformers.AutoModelForCausalLM.from_pretrained(export, torch_dtype=torch.float32,
-                                                              attn_implementation="eager")
+    config = json.load(open(os.path.join(export, "config.json")))
+    auto = transformers.AutoModelForMaskedLM if config["model_type"] == "bert" else transformers.AutoModelForCausalLM
+    model = auto.from_pretrained(export, torch_dtype=torch.float32, attn_implementation="eager")
     model.eval()
     with torch.no_grad():
         theirs = model(tensors["tokens"]).logits.float()

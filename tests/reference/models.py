@@ -115,8 +115,33 @@ class MlmHead(nn.Module):
         self.bias = nn.Parameter(torch.zeros(vocab_size))
 
 
+class PostNormBlock(nn.Module):
+    """One layer of Hugging Face's BertModel (BertLayer), in hpctrain's names:
+    BertSelfAttention with BertSelfOutput (dense, residual, then LayerNorm),
+    BertIntermediate and BertOutput (dense, residual, then LayerNorm). The
+    query, key and value projections are one Linear laid out [q | k | v]."""
+
+    def __init__(self, d_model, n_head):
+        super().__init__()
+        self.attn = Attention(d_model, n_head, causal=False)
+        self.ln1 = nn.LayerNorm(d_model, eps=LN_EPS)  # attention.output.LayerNorm
+        self.mlp = Mlp(d_model)
+        self.ln2 = nn.LayerNorm(d_model, eps=LN_EPS)  # output.LayerNorm
+
+    def forward(self, x):
+        x = self.ln1(self.attn(x) + x)
+        return self.ln2(self.mlp(x) + x)
+
+
 class BertMLM(nn.Module):
-    def __init__(self, vocab_size, max_seq_len, n_layer, n_head, d_model):
+    """hpctrain's bert. Pre-LayerNorm (the default): Block above, and a final
+    LayerNorm. post_norm: Hugging Face's BertForMaskedLM with one token type
+    and no dropout: embeddings (word + position, LayerNorm), PostNormBlock
+    layers and no final LayerNorm. Both end in BertLMPredictionHead's
+    arithmetic (dense, activation, LayerNorm, the word embedding as decoder
+    plus a bias)."""
+
+    def __init__(self, vocab_size, max_seq_len, n_layer, n_head, d_model, post_norm=False):
         super().__init__()
         self.vocab_size = vocab_size
         self.max_seq_len = max_seq_len
@@ -125,8 +150,9 @@ class BertMLM(nn.Module):
         self.pos_emb = nn.Embedding(max_seq_len, d_model)
         self.emb_ln = nn.LayerNorm(d_model, eps=LN_EPS)
         self.blocks = nn.ModuleList(
-            [Block(d_model, n_head, causal=False) for _ in range(n_layer)])
-        self.ln_f = nn.LayerNorm(d_model, eps=LN_EPS)
+            [PostNormBlock(d_model, n_head) if post_norm else Block(d_model, n_head, causal=False)
+             for _ in range(n_layer)])
+        self.ln_f = None if post_norm else nn.LayerNorm(d_model, eps=LN_EPS)
         self.mlm = MlmHead(vocab_size, d_model)
 
     def forward(self, tokens, labels=None):
@@ -136,7 +162,7 @@ class BertMLM(nn.Module):
         x = self.emb_ln(self.tok_emb(tokens) + self.pos_emb(pos))
         for blk in self.blocks:
             x = blk(x)
-        h = self.ln_f(x)
+        h = x if self.ln_f is None else self.ln_f(x)
         h = self.mlm.ln(gelu_tanh(self.mlm.dense(h)))
         logits = h @ self.tok_emb.weight.t() + self.mlm.bias
         loss = None
@@ -293,7 +319,7 @@ def build(meta):
     if kind == "gpt":
         return GPT(*args)
     if kind == "bert":
-        return BertMLM(*args)
+        return BertMLM(*args, post_norm=meta.get("norm_position", "pre") == "post")
     if kind == "llama":
         return Llama(*args, int(meta["n_kv_head"]), int(meta["d_ff"]), float(meta["rope_theta"]),
                      float(meta["norm_eps"]), bool(meta["tie_embeddings"]))

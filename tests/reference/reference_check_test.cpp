@@ -29,7 +29,8 @@ std::string nlohmann_meta(const config::ModelConfig& c, std::int64_t vocab) {
          ", \"n_head\": " + std::to_string(c.n_head) + ", \"d_model\": " + std::to_string(c.d_model) +
          ", \"n_kv_head\": " + std::to_string(c.n_kv_head) + ", \"d_ff\": " + std::to_string(c.d_ff) +
          ", \"rope_theta\": " + std::to_string(c.rope_theta) + ", \"norm_eps\": " + std::to_string(c.norm_eps) +
-         ", \"tie_embeddings\": " + (c.tie_embeddings ? "true" : "false") + "}";
+         ", \"tie_embeddings\": " + (c.tie_embeddings ? "true" : "false") + ", \"norm_position\": \"" +
+         std::string(config::name_of(c.norm_position)) + "\"}";
 }
 
 double relative_error(const at::Tensor& ours, const at::Tensor& reference) {
@@ -41,7 +42,8 @@ double relative_error(const at::Tensor& ours, const at::Tensor& reference) {
 struct ModelCase {
   config::ModelKind kind;
   const char* name;
-  bool tie_embeddings = false;  // llama
+  bool tie_embeddings = false;                                      // llama
+  config::NormPosition norm_position = config::NormPosition::kPre;  // bert
 };
 
 // GoogleTest prints the parameter in the test's name: its name, not its bytes.
@@ -71,6 +73,7 @@ TEST_P(ReferenceCheck, LogitsLossAndEveryGradientMatchPyTorch) {
     c.norm_eps = 1e-5;
     c.tie_embeddings = GetParam().tie_embeddings;
   }
+  c.norm_position = GetParam().norm_position;
   const std::int64_t vocab = 50, batch = 3, t = 12;
   torch::manual_seed(7);
   const auto model = model::make_model(c, vocab);
@@ -134,7 +137,8 @@ INSTANTIATE_TEST_SUITE_P(
     Models, ReferenceCheck,
     ::testing::Values(ModelCase{config::ModelKind::kGpt, "gpt"}, ModelCase{config::ModelKind::kBert, "bert"},
                       ModelCase{config::ModelKind::kMlp, "mlp"}, ModelCase{config::ModelKind::kLlama, "llama"},
-                      ModelCase{config::ModelKind::kLlama, "llama_tied", true}),
+                      ModelCase{config::ModelKind::kLlama, "llama_tied", true},
+                      ModelCase{config::ModelKind::kBert, "bert_post", false, config::NormPosition::kPost}),
     [](const ::testing::TestParamInfo<ModelCase>& model) { return std::string(model.param.name); });
 
 }  // namespace

@@ -19,6 +19,7 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
   p.bf16_compression = section.boolean("bf16_compression", p.bf16_compression);
   p.zero = static_cast<int>(section.integer("zero", p.zero, 0, 1));
   p.check_replicas_every = section.integer("check_replicas_every", p.check_replicas_every, 0, kNoLimit);
+  p.sync_steps = section.integer("sync_steps", p.sync_steps, 0, kNoLimit);
   p.merge_every = section.integer("merge_every", p.merge_every, 1, kNoLimit);
   p.merge = section.choice("merge", p.merge);
   p.merge_mode = section.choice("merge_mode", p.merge_mode);
@@ -30,6 +31,11 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
   if (p.zero == 1 && p.reducer != ReducerKind::kDdp) {
     throw ConfigError(fmt::format("{}: parallel.zero = 1 shards DDP's optimizer; it needs parallel.reducer = \"ddp\"",
                                   section.origins({{"parallel", "zero"}, {"parallel", "reducer"}})));
+  }
+  if (p.sync_steps > 0 && p.reducer != ReducerKind::kDdap) {
+    throw ConfigError(
+        fmt::format("{}: parallel.sync_steps starts DDAP with synchronous steps; DDP's steps are all synchronous",
+                    section.origins({{"parallel", "sync_steps"}, {"parallel", "reducer"}})));
   }
   return p;
 }

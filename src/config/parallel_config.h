@@ -50,7 +50,10 @@ struct ParallelConfig {
   int zero = 0;                             // 1: ZeRO-1, the optimizer state sharded over the ranks
   std::int64_t check_replicas_every = 100;  // steps; 0 turns the divergence check off
   // ddap
-  std::int64_t merge_every = 16;  // H
+  // Steps trained synchronously first (gradients averaged every step, as DDP
+  // does) before the local steps and merges begin: post-local SGD's warm start.
+  std::int64_t sync_steps = 0;
+  std::int64_t merge_every = 16;  // H, counted from the end of the synchronous steps
   MergeKind merge = MergeKind::kAverage;
   MergeMode merge_mode = MergeMode::kBlocking;
   std::int64_t merge_delay = 1;  // k: steps an overlapped merge stays in flight

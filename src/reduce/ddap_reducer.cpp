@@ -25,14 +25,27 @@ DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::Language
 }
 
 std::string DdapReducer::describe() const {
-  return fmt::format("reducer ddap: {} merge every {} steps, {}{}{}", config::name_of(parallel_.merge),
-                     parallel_.merge_every, config::name_of(parallel_.merge_mode),
+  return fmt::format("reducer ddap: {}{} merge every {} steps, {}{}{}",
+                     parallel_.sync_steps > 0 ? fmt::format("{} synchronous steps, then ", parallel_.sync_steps) : "",
+                     config::name_of(parallel_.merge), parallel_.merge_every, config::name_of(parallel_.merge_mode),
                      overlapped_ ? fmt::format(" (applied {} step(s) later)", parallel_.merge_delay) : "",
                      parallel_.merge_moments ? ", AdamW moments merged too" : "");
 }
 
 void DdapReducer::begin_step() {
   for (auto& p : model_.parameters()) p.mutable_grad().reset();
+}
+
+void DdapReducer::end_backward() {
+  if (!synchronous()) return;
+  std::vector<at::Tensor> grads;
+  for (auto& p : model_.parameters()) {
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);  // a parameter this batch did not reach
+    grads.push_back(p.grad());
+  }
+  at::Tensor flat = flatten(grads);
+  comm_.allreduce(flat.data_ptr(), static_cast<std::size_t>(flat.numel()), comm::DType::kFloat32, comm::ReduceOp::kSum);
+  unflatten_into(flat, grads);
 }
 
 std::vector<std::string> DdapReducer::incompatibilities(const ckpt_file::CheckpointInfo& info) const {
@@ -158,8 +171,13 @@ std::future<DdapReducer::Merged> DdapReducer::ready(Merged merged) {
 
 void DdapReducer::after_optimizer_step(std::int64_t step, bool epoch_end) {
   last_step_ = step;
+  if (step <= parallel_.sync_steps) {  // one model on every rank: the anchor is it
+    anchor_ = flatten_parameters(model_);
+    last_merge_applied_for_ = step;
+    return;
+  }
   if (merged_.valid() && step - started_at_ >= parallel_.merge_delay) apply();
-  if (step % parallel_.merge_every == 0 || epoch_end) {
+  if ((step - parallel_.sync_steps) % parallel_.merge_every == 0 || epoch_end) {
     if (merged_.valid()) apply();  // never two merges in flight
     start(step, overlapped_);
     if (!overlapped_) apply();
@@ -168,6 +186,7 @@ void DdapReducer::after_optimizer_step(std::int64_t step, bool epoch_end) {
 
 void DdapReducer::finish() {
   if (merged_.valid()) apply();
+  if (last_step_ <= parallel_.sync_steps) return;  // the replicas are one model
   if (last_merge_applied_for_ == last_step_ && !overlapped_) return;
   start(last_step_, false);  // the last merge blocks, whatever the mode
   apply();

@@ -15,6 +15,11 @@
 //             by the same rule: m ← mean(m(t)) + (m(t + k) − m(t)); the second
 //             moments are clamped at zero afterwards (the correction can take a
 //             rank whose own second moment was above the mean below zero).
+// sync_steps: the first N steps are synchronous: every rank's gradients are
+//             summed before the optimizer step, as DDP's are, so the replicas
+//             stay one model and the anchor follows it; the local steps and
+//             merges begin after step N, H counted from there (post-local SGD:
+//             local steps lose least once the model is past its first phase).
 // Deterministic: M is a pure function of the Δᵢ, whatever the timing.
 #pragma once
 
@@ -62,8 +67,9 @@ class DdapReducer final : public Reducer {
   // Gradients start undefined, so backward writes them instead of adding to zeros.
   void begin_step() override;
   void micro_step(bool /*last*/) override {}
-  [[nodiscard]] bool gradients_summed_over_ranks() const override { return false; }
-  void end_backward() override {}
+  [[nodiscard]] bool gradients_summed_over_ranks() const override { return synchronous(); }
+  // In the synchronous steps: sums the gradients over the ranks.
+  void end_backward() override;
   // After optimizer step `step` (1-based). Starts a merge every H steps and at
   // an epoch's end; applies an overlapped merge k steps after it started.
   void after_optimizer_step(std::int64_t step, bool epoch_end) override;
@@ -96,6 +102,8 @@ class DdapReducer final : public Reducer {
  private:
   // A one-file checkpoint: every rank's replica broadcast in turn, kept by rank 0.
   void gather_replicas(ckpt::Snapshot& s, const DdapState& d);
+  // The step under way (last_step_ + 1) is one of the first sync_steps.
+  [[nodiscard]] bool synchronous() const { return last_step_ < parallel_.sync_steps; }
   struct Merged {
     at::Tensor delta;    // M
     at::Tensor moments;  // the mean of the ranks' moments, with merge_moments

@@ -273,6 +273,44 @@ TEST_F(ReducerTest, OverlappedDdapIsDeterministicAndEndsWithIdenticalReplicas) {
   }
 }
 
+// DDAP's synchronous start (parallel.sync_steps) trains as DDP does: the first
+// N steps sum the gradients over the ranks before AdamW's step, the anchor
+// follows the one model; then the local steps begin, and the merges fall
+// every H steps counted from the switch.
+TEST_F(ReducerTest, SyncStepsTrainAsDdpThenMergeEveryHFromTheSwitch) {
+  constexpr int kSync = 4;
+  const torch::Tensor ddp = train_ddp(comm, false, kSync);
+  auto model = tiny_model();
+  comm::MpiCommunicator merge_comm(MPI_COMM_WORLD, std::chrono::seconds(120));
+  optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+  config::ParallelConfig p = ddap_config(3, config::MergeKind::kAverage, false, 0);
+  p.sync_steps = kSync;
+  DdapReducer ddap(p, *model, optimizer, merge_comm, comm);
+  for (int s = 0; s < 10; ++s) {
+    ddap.begin_step();
+    const bool summed = ddap.gradients_summed_over_ranks();
+    EXPECT_EQ(summed, s < kSync) << "step " << s + 1;
+    const auto [x, y] = batch(comm.rank(), s);
+    (model::language_model_loss(model->forward(x), y) / (summed ? comm.size() : 1)).backward();
+    ddap.end_backward();
+    optimizer.step();
+    ddap.after_optimizer_step(s + 1, false);
+    if (s + 1 == kSync) {
+      const torch::Tensor weights = flatten_parameters(*model);
+      // Two ranks sum each element as DDP's buckets do (a + b): bitwise.
+      // More may add in another order.
+      if (comm.size() == 2) {
+        EXPECT_TRUE(torch::equal(weights, ddp));
+      } else {
+        EXPECT_LE(((weights - ddp).norm() / ddp.norm()).item<double>(), 1e-6);
+      }
+      EXPECT_TRUE(torch::equal(ddap.evaluation_weights(), weights));  // the anchor is the model
+      EXPECT_EQ(ddap.merges(), 0);
+    }
+  }
+  EXPECT_EQ(ddap.merges(), 2);  // steps 7 and 10: H = 3 from step 4
+}
+
 TEST_F(ReducerTest, DivergenceCheckNamesTheFirstDifferingParameter) {
   auto model = tiny_model();
   EXPECT_NO_THROW(check_replicas(*model, comm, 1));

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench/ddap-tokens-to-target.sh [--out DIR] [--steps N] [--lr LR] [CONFIG ...]: the
+# algorithm's share of DDAP's speed-up, measured apart from any link. Each
+# configuration trains the across-nodes benchmark's run (the quickstart's
+# model and data, 16 x 256 tokens a step, learning rate 1e-3, bench/across-nodes.sh)
+# on 2 ranks of this machine, evaluating the whole validation split every 20
+# steps (--lr: another learning rate for every run, DDP's included); the report gives the tokens each needs to reach DDP's final
+# evaluation loss x 1.01, as a multiple of DDP's (bench/across-nodes-report.py's
+# target and interpolation). Tokens do not depend on the link, so this tells
+# on one machine what a DDAP option costs or saves in learning; the time on a
+# given link then follows from docs/reducers.md's rule (x sooner = x tokens/s
+# / x tokens). The test split is never read.
+#
+# A CONFIG is NAME=OVERRIDES, e.g. 'sync100=--set parallel.reducer=ddap
+# --set parallel.sync_steps=100'; without any, the default set below. "ddp"
+# is always run first: it sets the target. About 3 minutes a configuration
+# on 2 cores.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${HPCT_BUILD:-$repo/build}
+out=$repo/bench/results/ddap-tokens-to-target
+steps=400 lr=1e-3
+while (($#)); do
+  case $1 in
+    --out) out=${2:?}; shift 2 ;;
+    --steps) steps=${2:?}; shift 2 ;;
+    --lr) lr=${2:?}; shift 2 ;;
+    *) break ;;
+  esac
+done
+diloco="--set parallel.reducer=ddap --set parallel.merge=diloco --set parallel.merge_every=16"
+configs=("$@")
+((${#configs[@]})) || configs=("diloco-H16=$diloco" "diloco-H16-sync50=$diloco --set parallel.sync_steps=50"
+  "diloco-H16-sync100=$diloco --set parallel.sync_steps=100")
+configs=("ddp=--set parallel.reducer=ddp" "${configs[@]}")
+mkdir -p "$out"
+data=$out/data
+"$build/hpctrain" prepare "$repo/jobs/quickstart.toml" --set "data.dir=$data" >"$out/prepare.log" 2>&1 ||
+  { cat "$out/prepare.log"; exit 1; }
+for config in "${configs[@]}"; do
+  name=${config%%=*} settings=${config#*=}
+  rm -rf "${out:?}/$name"
+  echo "$name: $settings"
+  # shellcheck disable=SC2086  # the configuration's --set pairs
+  mpiexec -n 2 "$build/hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$data" \
+    --set "training.steps=$steps" --set "optimizer.lr=$lr" --set eval.interval=20 --set eval.samples=100000 \
+    --set eval.test=false --set eval.sample_tokens=0 --set checkpoint.interval=0 --set "job.run_dir=$out/$name" \
+    $settings >"$out/$name.log" 2>&1 || { tail -20 "$out/$name.log"; exit 1; }
+  git -C "$repo" rev-parse --short HEAD >"$out/$name/commit.txt"
+done
+/usr/bin/python3 "$repo/bench/ddap_tokens_report.py" "$out" "${configs[@]%%=*}" | tee "$out/report.md"

@@ -32,9 +32,10 @@
 #               against PyTorch's from the same weights, exported through
 #               safetensors (tests/reference/compare_logits.py states the
 #               tolerance)
-#   hf          the smoke's DDP run (gpt) and a llama trained here for 4
-#               steps, each exported with `ckpt export --format hf`:
-#               transformers' AutoModelForCausalLM.from_pretrained must give
+#   hf          the smoke's DDP run (gpt), and a llama and a post-LayerNorm
+#               bert trained here for 4 steps, each exported with `ckpt export
+#               --format hf`: transformers' AutoModelForCausalLM
+#               (AutoModelForMaskedLM for bert).from_pretrained must give
 #               hpctrain's float32 logits within 1e-5 (tests/reference/
 #               hf_check.py); SKIP where transformers is not installed
 # Everything it writes goes under the work directory (default a new one under
@@ -400,13 +401,17 @@ hf() {
     echo "transformers is not installed here: the HF export was not loaded by from_pretrained"
     return 77
   fi
-  local llama=$work/hf-llama run_dir
-  run "$build/hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$work/data" \
-    --set "data.sources=[\"$kit/the-corpus-stayed-on-the-machine-that-made-the-kit\"]" --set model.kind=llama \
-    --set model.n_layer=2 --set model.d_model=128 --set model.n_kv_head=2 --set training.steps=4 \
-    --set training.micro_batch_size=4 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample \
-    --set eval.test=false --set eval.sample_tokens=0 --set "job.run_dir=$llama" || return 1
-  for run_dir in "$work/smoke/ddp" "$llama"; do
+  local run_dir kind
+  for kind in llama bert; do
+    # shellcheck disable=SC2046  # the kind's --set pairs
+    run "$build/hpctrain" train "$repo/jobs/quickstart.toml" --set "data.dir=$work/data" \
+      --set "data.sources=[\"$kit/the-corpus-stayed-on-the-machine-that-made-the-kit\"]" --set model.kind=$kind \
+      $([[ $kind == llama ]] && echo --set model.n_kv_head=2 || echo --set model.norm_position=post) \
+      --set model.n_layer=2 --set model.d_model=128 --set training.steps=4 \
+      --set training.micro_batch_size=4 --set eval.interval=0 --set eval.samples=16 --set eval.final=sample \
+      --set eval.test=false --set eval.sample_tokens=0 --set "job.run_dir=$work/hf-$kind" || return 1
+  done
+  for run_dir in "$work/smoke/ddp" "$work/hf-llama" "$work/hf-bert"; do
     run "$build/hpctrain" ckpt export "$run_dir" --format hf --out "$run_dir-hf" || return 1
     run "$build/bench/model_logits" "$run_dir" "$run_dir-logits" --device cpu --precision fp32 || return 1
     run python3 "$repo/tests/reference/hf_check.py" transformers "$run_dir-hf" "$run_dir-logits" || return 1

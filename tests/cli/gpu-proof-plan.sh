@@ -19,8 +19,10 @@ steps=("# found" "packages.tar.xz" "data.tar.xz" "getent hosts" "torch.utils.cma
   "gpu-smoke.sh --prebuilt" "doctor --nccl" "training.device=cuda --set training.precision=bf16" "job.run_dir=$work/smoke/rerun"
   "parallel.zero=1" "parallel.reducer=ddap" "training.stop_after=15" "train_step_bench --layers 12 --d-model 768"
   "--device cuda --precision bf16" "--optimizer foreach --sdpa >>" "--sdpa --compile" "ckpt export $work/smoke/ddp"
-  "model_logits $work/smoke/ddp" "compare_logits.py" "model.kind=llama" "--format hf --out $work/smoke/ddp-hf"
-  "hf_check.py transformers $work/smoke/ddp-hf" "--format hf --out $work/hf-llama-hf")
+  "model_logits $work/smoke/ddp" "compare_logits.py" "model.kind=llama" "model.norm_position=post"
+  "--format hf --out $work/smoke/ddp-hf"
+  "hf_check.py transformers $work/smoke/ddp-hf" "--format hf --out $work/hf-llama-hf" "--format hf --out $work/hf-bert-hf"
+  "hf_check.py transformers $work/hf-bert-hf")
 for want in "${steps[@]}"; do
   line=$(grep -nF -- "$want" <<<"$plan" | head -1 | cut -d: -f1 || true)
   [[ -n $line ]] || { echo "FAIL: the plan has no '$want'"; exit 1; }

@@ -48,6 +48,13 @@ class JsonFields {
     if (!json_[key].is_string()) throw ConfigError(fmt::format("{}: {} is not a string", file_, key));
     return json_[key].get<std::string>();
   }
+  // An optional width (an MLP's) must be the one hpctrain's model computes.
+  void require_width(const char* key, std::int64_t computed, const char* why) const {
+    if (!has(key)) return;
+    const std::int64_t width = integer_value(key, 1, 1 << 20);
+    if (width != computed)
+      throw ConfigError(fmt::format("{}: {} {}: hpctrain's {} ({})", file_, key, width, why, computed));
+  }
   // A field hpctrain's model has no counterpart for must hold the value it computes.
   void require(const char* key, const nlohmann::json& computed, const char* why) const {
     if (has(key) && json_[key] != computed) {
@@ -102,10 +109,7 @@ void read_gpt2(const JsonFields& f, HfModelConfig& c) {
   c.positions = f.integer("n_positions", 1, 1 << 20);
   c.vocab_size = f.integer("vocab_size", 1, 1 << 24);
   c.tie_embeddings = true;  // GPT2LMHeadModel's output layer is the token embedding
-  if (f.has("n_inner") && f.integer("n_inner", 1, 1 << 20) != 4 * c.d_model) {
-    throw ConfigError(fmt::format("{}: n_inner {}: hpctrain's GPT MLP is 4 x n_embd wide ({})", c.file,
-                                  f.integer("n_inner", 1, 1 << 20), 4 * c.d_model));
-  }
+  f.require_width("n_inner", 4 * c.d_model, "GPT MLP is 4 x n_embd wide");
   f.require("activation_function", "gelu_new", "uses GELU's tanh approximation (gelu_new)");
   f.require("layer_norm_epsilon", 1e-5, "uses LayerNorm's epsilon 1e-5");
   f.require("scale_attn_weights", true, "scales attention by 1/sqrt(head size)");
@@ -121,10 +125,7 @@ void read_bert(const JsonFields& f, HfModelConfig& c) {
   c.positions = f.integer("max_position_embeddings", 1, 1 << 20);
   c.vocab_size = f.integer("vocab_size", 1, 1 << 24);
   c.tie_embeddings = true;  // BertForMaskedLM's decoder is the word embedding
-  if (f.integer("intermediate_size", 4 * c.d_model, 1, 1 << 20) != 4 * c.d_model) {
-    throw ConfigError(fmt::format("{}: intermediate_size {}: hpctrain's bert MLP is 4 x hidden_size wide ({})", c.file,
-                                  f.integer("intermediate_size", 1, 1 << 20), 4 * c.d_model));
-  }
+  f.require_width("intermediate_size", 4 * c.d_model, "bert MLP is 4 x hidden_size wide");
   const std::string act = f.string("hidden_act", "gelu");
   if (act != "gelu_new" && act != "gelu_pytorch_tanh") {
     throw ConfigError(

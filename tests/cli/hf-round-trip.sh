@@ -36,6 +36,9 @@ refused() {  # refused PATTERN ARGS...: one error line matching PATTERN
   echo "ok: refused: $(grep error <<<"$out")"
 }
 value() { grep -oP "$1" "$2" | tail -1; }  # value REGEX LOG
+hostile() {  # hostile NAME [EXPORT]: a copy of EXPORT (the llama export) to break
+  rm -rf "${work:?}/${1:?}" && cp -r "${2:-$work/llama/hf}" "$work/$1" && echo "$work/$1"
+}
 logits() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tensors"]["logits"]["file"])' "$1/manifest.json"; }
 
 small=(--set model.n_layer=2 --set model.d_model=64 --set model.n_head=4)
@@ -132,8 +135,7 @@ refused "model.kind = bert with model.norm_position = pre has no Hugging Face co
 # position embeddings, so the file below computes what the export with that
 # row added to its positions computes. The weights hash then differs from the
 # export's (another split between two tables), the validation loss does not.
-types=$work/bert-types
-cp -r "$work/bert/hf" "$types"
+types=$(hostile bert-types "$work/bert/hf")
 python3 - "$types/model.safetensors" <<'PY'
 import json, struct, sys
 blob = bytearray(open(sys.argv[1], "rb").read())
@@ -167,9 +169,6 @@ refused "holds other files and no earlier hpctrain export" \
 run "$work/again.log" "$hpctrain" ckpt export "$work/llama/base" --format hf --out "$work/llama/hf"
 
 # Hostile model directories.
-hostile() {  # hostile NAME: a copy of the llama export to break
-  rm -rf "${work:?}/${1:?}" && cp -r "$work/llama/hf" "$work/$1" && echo "$work/$1"
-}
 try() { "$hpctrain" train "$repo/jobs/finetune.toml" "${quiet[@]}" --set "model.init_from=$1" \
   --set "data.dir=$work/llama/data" --set "data.tokenizer=$work/llama/hf/tokenizer.model" --set training.steps=1 \
   --set "job.run_dir=$work/hostile-run"; }
@@ -179,8 +178,7 @@ refused "$bad/model.safetensors: tensor model.layers.0.mlp.gate_proj.weight: sha
 bad=$(hostile gelu)
 sed -i 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "$bad/config.json"
 refused "$bad/config.json: hidden_act = \"gelu\": hpctrain's model uses SiLU" try "$bad"
-bad=$work/bert-gelu
-cp -r "$work/bert/hf" "$bad"
+bad=$(hostile bert-gelu "$work/bert/hf")
 sed -i 's/"hidden_act": "gelu_new"/"hidden_act": "gelu"/' "$bad/config.json"
 refused "$bad/config.json: hidden_act = \"gelu\": hpctrain's model uses GELU's tanh approximation.*exact (erf) GELU" \
   "$hpctrain" eval "$bad" --set "data.dir=$data"

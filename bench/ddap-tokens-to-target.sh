@@ -6,7 +6,7 @@
 # on 2 ranks of this machine, evaluating the whole validation split every 20
 # steps (--lr: another learning rate for every run, DDP's included); the report gives the tokens each needs to reach DDP's final
 # evaluation loss x 1.01, as a multiple of DDP's (bench/across-nodes-report.py's
-# target and interpolation). Tokens do not depend on the link, so this tells
+# target and interpolation), and the bytes each rank sent per step. Tokens do not depend on the link, so this tells
 # on one machine what a DDAP option costs or saves in learning; the time on a
 # given link then follows from docs/reducers.md's rule (x sooner = x tokens/s
 # / x tokens). The test split is never read.

@@ -6,9 +6,12 @@ final evaluation loss x 1.01) and its linear interpolation between
 evaluations; the table gives each run's steps to the target and their
 multiple of DDP's. A run that does not reach it is measured at its own final
 loss instead, as across-nodes-report.py does: its steps over the steps DDP
-took to reach that loss.
+took to reach that loss. Beside them, the bytes each rank's reducer sent per
+step (the train records' sent_bytes_per_step, the communicator's nominal
+count, averaged over the run) and DDP's bytes as a multiple of them.
 """
 import importlib.util
+import json
 import os
 import sys
 
@@ -18,6 +21,19 @@ report = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(report)
 
 
+def bytes_per_step(path):
+    """The mean of the train records' sent_bytes_per_step over the steps they cover (None before it was logged)."""
+    total, last = 0.0, 0
+    for record in map(json.loads, open(path)):
+        if record.get("kind") != "train":
+            continue
+        if "sent_bytes_per_step" not in record:
+            return None
+        total += record["sent_bytes_per_step"] * (record["step"] - last)
+        last = record["step"]
+    return total / last if last else None
+
+
 def main(out, names):
     runs = {name: report.load_run(os.path.join(out, name, "metrics.jsonl")) for name in names}
     base = runs[names[0]]
@@ -25,8 +41,10 @@ def main(out, names):
     base_steps = report.steps_to(base["evals"], target)
     print(f"Target: {target:.4f} nats ({names[0]}'s final {base['final_loss']:.4f} x {report.TARGET_MARGIN}); "
           f"{base['steps']} steps of 16 x 256 tokens, 2 ranks.\n")
-    print("| configuration | final eval loss | steps to target | x DDP's tokens (to the target, else to the final loss) |")
-    print("|---|---|---|---|")
+    sent = {name: bytes_per_step(os.path.join(out, name, "metrics.jsonl")) for name in names}
+    print("| configuration | final eval loss | steps to target | x DDP's tokens (to the target, else to the final loss) "
+          "| MB sent per step | x fewer bytes than DDP |")
+    print("|---|---|---|---|---|---|")
     for name in names:
         run = runs[name]
         steps = report.steps_to(run["evals"], target)
@@ -36,7 +54,9 @@ def main(out, names):
             reached = f"not reached in {run['steps']}"
             ddp_steps = report.steps_to(base["evals"], run["final_loss"])
             ratio = f"{run['steps'] / ddp_steps:.2f} (DDP: step {ddp_steps:.0f})" if ddp_steps else "-"
-        print(f"| {name} | {run['final_loss']:.4f} | {reached} | {ratio} |")
+        mb = f"{sent[name] / 1e6:.4f}" if sent[name] is not None else "-"
+        fewer = f"{sent[names[0]] / sent[name]:.1f}" if sent[name] and sent[names[0]] else "-"
+        print(f"| {name} | {run['final_loss']:.4f} | {reached} | {ratio} | {mb} | {fewer} |")
 
 
 if __name__ == "__main__":

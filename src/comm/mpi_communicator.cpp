@@ -35,7 +35,7 @@ int checked_count(std::size_t count) {
 // What a collective is, for messages. Formatted only when one is printed: a
 // small collective takes a few microseconds, and formatting would add a tenth.
 struct Collective {
-  enum class Kind { kAllreduce, kBroadcast, kAllgather, kReduceScatter, kBarrier } kind;
+  enum class Kind { kAllreduce, kBroadcast, kAllgather, kReduceScatter, kAlltoall, kBarrier } kind;
   DType dtype = DType::kFloat32;
   ReduceOp op = ReduceOp::kSum;
   std::size_t count = 0;
@@ -52,6 +52,8 @@ std::string describe(const Collective& c) {
       return fmt::format("allgather({}, {} elements per rank)", to_string(c.dtype), c.count);
     case Collective::Kind::kReduceScatter:
       return fmt::format("reduce_scatter({} {}, {} elements per rank)", to_string(c.dtype), to_string(c.op), c.count);
+    case Collective::Kind::kAlltoall:
+      return fmt::format("alltoall({}, {} elements per rank)", to_string(c.dtype), c.count);
     case Collective::Kind::kBarrier: return "barrier";
   }
   return "collective";
@@ -206,7 +208,7 @@ MPI_Op MpiCommunicator::sum_op(DType dtype) const {
   }
 }
 
-WorkPtr MpiCommunicator::allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) {
+WorkPtr MpiCommunicator::start_allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) {
   const int n = checked_count(count);
   const std::uint64_t seq = roll_call_->arrive();
   const Collective what{Collective::Kind::kAllreduce, dtype, op, count};
@@ -216,7 +218,7 @@ WorkPtr MpiCommunicator::allreduce_async(void* data, std::size_t count, DType dt
                                    average_if_asked(op, data, count, dtype, size_));
 }
 
-WorkPtr MpiCommunicator::broadcast_async(void* data, std::size_t count, DType dtype, int root) {
+WorkPtr MpiCommunicator::start_broadcast(void* data, std::size_t count, DType dtype, int root) {
   const int n = checked_count(count);
   const std::uint64_t seq = roll_call_->arrive();
   const Collective what{Collective::Kind::kBroadcast, dtype, ReduceOp::kSum, count, root};
@@ -225,7 +227,7 @@ WorkPtr MpiCommunicator::broadcast_async(void* data, std::size_t count, DType dt
   return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, nullptr);
 }
 
-WorkPtr MpiCommunicator::allgather_async(const void* send, void* recv, std::size_t count, DType dtype) {
+WorkPtr MpiCommunicator::start_allgather(const void* send, void* recv, std::size_t count, DType dtype) {
   const int n = checked_count(count);
   const std::uint64_t seq = roll_call_->arrive();
   const Collective what{Collective::Kind::kAllgather, dtype, ReduceOp::kSum, count};
@@ -239,7 +241,7 @@ WorkPtr MpiCommunicator::allgather_async(const void* send, void* recv, std::size
   return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, nullptr);
 }
 
-WorkPtr MpiCommunicator::reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype,
+WorkPtr MpiCommunicator::start_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
                                               ReduceOp op) {
   const int n = checked_count(count);
   const std::uint64_t seq = roll_call_->arrive();
@@ -250,7 +252,16 @@ WorkPtr MpiCommunicator::reduce_scatter_async(const void* send, void* recv, std:
                                    average_if_asked(op, recv, count, dtype, size_));
 }
 
-WorkPtr MpiCommunicator::barrier_async() {
+WorkPtr MpiCommunicator::start_alltoall(const void* send, void* recv, std::size_t count, DType dtype) {
+  const int n = checked_count(count);
+  const std::uint64_t seq = roll_call_->arrive();
+  const Collective what{Collective::Kind::kAlltoall, dtype, ReduceOp::kSum, count};
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Ialltoall(send, n, mpi_type(dtype), recv, n, mpi_type(dtype), comm_.get(), &request), what);
+  return std::make_unique<MpiWork>(roll_call_, strategy_, seq, what, request, nullptr);
+}
+
+WorkPtr MpiCommunicator::start_barrier() {
   const std::uint64_t seq = roll_call_->arrive();
   MPI_Request request = MPI_REQUEST_NULL;
   const Collective what{Collective::Kind::kBarrier};

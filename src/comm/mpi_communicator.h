@@ -37,11 +37,13 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] Device device() const override { return Device::kCpu; }
   [[nodiscard]] std::string wait_strategy() const override { return to_string(strategy_); }
 
-  WorkPtr allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) override;
-  WorkPtr broadcast_async(void* data, std::size_t count, DType dtype, int root) override;
-  WorkPtr allgather_async(const void* send, void* recv, std::size_t count, DType dtype) override;
-  WorkPtr reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) override;
-  WorkPtr barrier_async() override;
+ protected:
+  WorkPtr start_allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
+  WorkPtr start_broadcast(void* data, std::size_t count, DType dtype, int root) override;
+  WorkPtr start_allgather(const void* send, void* recv, std::size_t count, DType dtype) override;
+  WorkPtr start_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) override;
+  WorkPtr start_alltoall(const void* send, void* recv, std::size_t count, DType dtype) override;
+  WorkPtr start_barrier() override;
 
  private:
   MPI_Datatype mpi_type(DType dtype) const;

@@ -187,28 +187,28 @@ WorkPtr NcclCommunicator::issue(const std::string& what, const Call& call) {
   }
 }
 
-WorkPtr NcclCommunicator::allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) {
+WorkPtr NcclCommunicator::start_allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) {
   return issue(fmt::format("allreduce({} {}, {} elements)", to_string(dtype), to_string(op), count),
                [&](ncclComm_t comm, cudaStream_t stream) {
                  return api_->nccl_all_reduce(data, data, count, nccl_type(dtype), nccl_op(op), comm, stream);
                });
 }
 
-WorkPtr NcclCommunicator::broadcast_async(void* data, std::size_t count, DType dtype, int root) {
+WorkPtr NcclCommunicator::start_broadcast(void* data, std::size_t count, DType dtype, int root) {
   return issue(fmt::format("broadcast({}, {} elements, root {})", to_string(dtype), count, root),
                [&](ncclComm_t comm, cudaStream_t stream) {
                  return api_->nccl_broadcast(data, data, count, nccl_type(dtype), root, comm, stream);
                });
 }
 
-WorkPtr NcclCommunicator::allgather_async(const void* send, void* recv, std::size_t count, DType dtype) {
+WorkPtr NcclCommunicator::start_allgather(const void* send, void* recv, std::size_t count, DType dtype) {
   return issue(fmt::format("allgather({}, {} elements per rank)", to_string(dtype), count),
                [&](ncclComm_t comm, cudaStream_t stream) {
                  return api_->nccl_all_gather(send, recv, count, nccl_type(dtype), comm, stream);
                });
 }
 
-WorkPtr NcclCommunicator::reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype,
+WorkPtr NcclCommunicator::start_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype,
                                                ReduceOp op) {
   return issue(fmt::format("reduce_scatter({} {}, {} elements per rank)", to_string(dtype), to_string(op), count),
                [&](ncclComm_t comm, cudaStream_t stream) {
@@ -216,7 +216,30 @@ WorkPtr NcclCommunicator::reduce_scatter_async(const void* send, void* recv, std
                });
 }
 
-WorkPtr NcclCommunicator::barrier_async() {
+ncclResult_t NcclCommunicator::alltoall_group(const void* send, void* recv, std::size_t count, DType dtype,
+                                              ncclComm_t comm, cudaStream_t stream) const {
+  const auto ok = [](ncclResult_t rc) { return rc == ncclSuccess || rc == ncclInProgress; };
+  ncclResult_t rc = api_->nccl_group_start();
+  if (!ok(rc)) return rc;
+  const std::size_t block = count * element_size(dtype);
+  for (int peer = 0; peer < size_ && ok(rc); ++peer) {
+    const std::size_t offset = static_cast<std::size_t>(peer) * block;
+    rc = api_->nccl_send(static_cast<const char*>(send) + offset, count, nccl_type(dtype), peer, comm, stream);
+    if (ok(rc)) rc = api_->nccl_recv(static_cast<char*>(recv) + offset, count, nccl_type(dtype), peer, comm, stream);
+  }
+  // The group is closed whatever happened inside it; its first error is the one reported.
+  const ncclResult_t ended = api_->nccl_group_end();
+  return ok(rc) ? ended : rc;
+}
+
+WorkPtr NcclCommunicator::start_alltoall(const void* send, void* recv, std::size_t count, DType dtype) {
+  const std::string what = fmt::format("alltoall({}, {} elements per rank)", to_string(dtype), count);
+  return issue(what, [&](ncclComm_t comm, cudaStream_t stream) {
+    return alltoall_group(send, recv, count, dtype, comm, stream);
+  });
+}
+
+WorkPtr NcclCommunicator::start_barrier() {
   return issue("barrier", [&](ncclComm_t comm, cudaStream_t stream) {
     return api_->nccl_all_reduce(barrier_word_->get(), barrier_word_->get(), 1, ncclFloat32, ncclSum, comm, stream);
   });

@@ -58,15 +58,21 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] int cuda_device() const { return device_; }
   [[nodiscard]] const handles::CudaNcclApiPtr& api() const { return api_; }
 
-  WorkPtr allreduce_async(void* data, std::size_t count, DType dtype, ReduceOp op) override;
-  WorkPtr broadcast_async(void* data, std::size_t count, DType dtype, int root) override;
-  WorkPtr allgather_async(const void* send, void* recv, std::size_t count, DType dtype) override;
-  WorkPtr reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) override;
-  WorkPtr barrier_async() override;
+ protected:
+  WorkPtr start_allreduce(void* data, std::size_t count, DType dtype, ReduceOp op) override;
+  WorkPtr start_broadcast(void* data, std::size_t count, DType dtype, int root) override;
+  WorkPtr start_allgather(const void* send, void* recv, std::size_t count, DType dtype) override;
+  WorkPtr start_reduce_scatter(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) override;
+  // One NCCL group of a send to and a receive from every rank (NCCL has no alltoall).
+  WorkPtr start_alltoall(const void* send, void* recv, std::size_t count, DType dtype) override;
+  WorkPtr start_barrier() override;
 
  private:
   // Makes the communication stream wait for the work queued on the compute stream.
   void order_after_compute();
+  // An alltoall as NCCL spells one: a group of a send and a receive per rank.
+  ncclResult_t alltoall_group(const void* send, void* recv, std::size_t count, DType dtype, ncclComm_t comm,
+                              cudaStream_t stream) const;
   // Waits, under the timeout, until the call that returned `rc` has done its
   // part (created the communicator, or queued a collective); any error ends the job.
   void settle(std::uint64_t seq, const std::string& what, ncclResult_t rc);

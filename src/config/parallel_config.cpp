@@ -25,6 +25,7 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
   p.merge_mode = section.choice("merge_mode", p.merge_mode);
   p.merge_delay = section.integer("merge_delay", p.merge_delay, 0, kNoLimit);
   p.merge_moments = section.boolean("merge_moments", p.merge_moments);
+  p.merge_wire = section.choice("merge_wire", p.merge_wire);
   p.outer_lr = section.number("outer_lr", p.outer_lr, 0.0, 100.0);
   p.outer_momentum = section.number("outer_momentum", p.outer_momentum, 0.0, 1.0);
   section.finish();
@@ -36,6 +37,17 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
     throw ConfigError(
         fmt::format("{}: parallel.sync_steps starts DDAP with synchronous steps; DDP's steps are all synchronous",
                     section.origins({{"parallel", "sync_steps"}, {"parallel", "reducer"}})));
+  }
+  if (p.merge_wire != MergeWireKind::kFp32 && p.reducer != ReducerKind::kDdap) {
+    throw ConfigError(
+        fmt::format("{}: parallel.merge_wire is how DDAP's merges travel; it needs parallel.reducer = \"ddap\"",
+                    section.origins({{"parallel", "merge_wire"}, {"parallel", "reducer"}})));
+  }
+  if (p.merge_wire == MergeWireKind::kInt8 && p.merge == MergeKind::kTies) {
+    throw ConfigError(
+        fmt::format("{}: parallel.merge_wire = \"int8\" carries the mean of the ranks' updates; merge = \"ties\" needs "
+                    "each rank's signs (use average or diloco)",
+                    section.origins({{"parallel", "merge_wire"}, {"parallel", "merge"}})));
   }
   return p;
 }

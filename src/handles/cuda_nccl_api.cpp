@@ -142,6 +142,10 @@ std::shared_ptr<const CudaNcclApi> load_cuda_nccl() {
   bind(api.nccl_broadcast, nccl, "ncclBroadcast");
   bind(api.nccl_all_gather, nccl, "ncclAllGather");
   bind(api.nccl_reduce_scatter, nccl, "ncclReduceScatter");
+  bind(api.nccl_send, nccl, "ncclSend");
+  bind(api.nccl_recv, nccl, "ncclRecv");
+  bind(api.nccl_group_start, nccl, "ncclGroupStart");
+  bind(api.nccl_group_end, nccl, "ncclGroupEnd");
   api.cudart_path = rt.path;
   api.nccl_path = nccl.path;
 

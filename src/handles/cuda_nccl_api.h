@@ -62,6 +62,10 @@ struct CudaNcclApi {
   decltype(&::ncclBroadcast) nccl_broadcast = nullptr;
   decltype(&::ncclAllGather) nccl_all_gather = nullptr;
   decltype(&::ncclReduceScatter) nccl_reduce_scatter = nullptr;
+  decltype(&::ncclSend) nccl_send = nullptr;  // alltoall: a group of sends and receives
+  decltype(&::ncclRecv) nccl_recv = nullptr;
+  decltype(&::ncclGroupStart) nccl_group_start = nullptr;
+  decltype(&::ncclGroupEnd) nccl_group_end = nullptr;
 
   std::string cudart_path;  // the files the loader opened
   std::string nccl_path;

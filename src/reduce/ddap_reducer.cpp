@@ -16,20 +16,30 @@ DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::Language
     : Reducer(model, optimizer),
       parallel_(parallel),
       rule_(MergeRule::of(parallel)),
+      wire_(make_merge_wire(parallel, rule_, merges.size())),
       overlapped_(parallel.merge_mode == config::MergeMode::kOverlapped),
       owned_(std::move(owned)),
       comm_(merges),
       control_(control) {
   broadcast_parameters(model_, comm_);
   anchor_ = flatten_parameters(model_);
+  if (parallel_.merge_wire != config::MergeWireKind::kFp32) residual_ = torch::zeros_like(anchor_);
+  seen_bytes_ = comm_.bytes_sent();
+}
+
+void DdapReducer::count_bytes() {
+  const std::uint64_t now = comm_.bytes_sent();
+  reported_bytes_ += now - seen_bytes_ + restored_merge_bytes_;
+  seen_bytes_ = now;
+  restored_merge_bytes_ = 0;
 }
 
 std::string DdapReducer::describe() const {
-  return fmt::format("reducer ddap: {}{} merge every {} steps, {}{}{}",
+  return fmt::format("reducer ddap: {}{} merge every {} steps, {}{}, {} wire{}",
                      parallel_.sync_steps > 0 ? fmt::format("{} synchronous steps, then ", parallel_.sync_steps) : "",
                      config::name_of(parallel_.merge), parallel_.merge_every, config::name_of(parallel_.merge_mode),
                      overlapped_ ? fmt::format(" (applied {} step(s) later)", parallel_.merge_delay) : "",
-                     parallel_.merge_moments ? ", AdamW moments merged too" : "");
+                     wire_->describe(), parallel_.merge_moments ? ", AdamW moments merged too" : "");
 }
 
 void DdapReducer::begin_step() {
@@ -46,6 +56,7 @@ void DdapReducer::end_backward() {
   at::Tensor flat = flatten(grads);
   comm_.allreduce(flat.data_ptr(), static_cast<std::size_t>(flat.numel()), comm::DType::kFloat32, comm::ReduceOp::kSum);
   unflatten_into(flat, grads);
+  count_bytes();
 }
 
 std::vector<std::string> DdapReducer::incompatibilities(const ckpt_file::CheckpointInfo& info) const {
@@ -71,6 +82,7 @@ void DdapReducer::gather_replicas(ckpt::Snapshot& s, const DdapState& d) {
                                         flatten(adam.exp_avg_sq).to(torch::kCPU)};
   if (d.started_at >= 0) mine_parts.push_back(d.theta_at_start.to(torch::kCPU));
   if (d.moments_at_start.defined()) mine_parts.push_back(d.moments_at_start.to(torch::kCPU));
+  if (d.residual.defined()) mine_parts.push_back(d.residual.to(torch::kCPU));
   const torch::Tensor mine = torch::cat(mine_parts);
   mine_parts.clear();
   const torch::Tensor my_steps = torch::tensor(adam.steps, torch::kInt64);
@@ -92,10 +104,14 @@ void DdapReducer::gather_replicas(ckpt::Snapshot& s, const DdapState& d) {
                              steps.narrow(0, static_cast<std::int64_t>(i), 1).clone());
       ++i;
     }
-    if (d.started_at >= 0) s.tensors.emplace_back(group + "/ddap_theta_at_start", values.narrow(0, 3 * n, n).clone());
-    if (d.moments_at_start.defined()) {
-      s.tensors.emplace_back(group + "/ddap_moments_at_start", values.narrow(0, 4 * n, 2 * n).clone());
-    }
+    std::int64_t offset = 3 * n;  // the optional parts, in mine_parts' order
+    const auto take = [&](const std::string& name, std::int64_t count) {
+      s.tensors.emplace_back(group + "/" + name, values.narrow(0, offset, count).clone());
+      offset += count;
+    };
+    if (d.started_at >= 0) take("ddap_theta_at_start", n);
+    if (d.moments_at_start.defined()) take("ddap_moments_at_start", 2 * n);
+    if (d.residual.defined()) take("ddap_residual", n);
   }
 }
 
@@ -110,6 +126,7 @@ void DdapReducer::save(ckpt::Snapshot& s) {
     if (d.moments_at_start.defined()) {
       s.tensors.emplace_back(group + "/ddap_moments_at_start", host_copy(d.moments_at_start));
     }
+    if (d.residual.defined()) s.tensors.emplace_back(group + "/ddap_residual", host_copy(d.residual));
   } else {
     gather_replicas(s, d);
   }
@@ -124,6 +141,7 @@ void DdapReducer::save(ckpt::Snapshot& s) {
                                {"ddap_last_step", d.last_step},
                                {"ddap_last_merge_applied_for", d.last_merge_applied_for},
                                {"ddap_started_at", d.started_at}});
+  if (d.started_at >= 0) s.ints.emplace_back("ddap_merge_bytes", d.merge_bytes);
 }
 
 void DdapReducer::load(const ckpt::CheckpointReader& c) {
@@ -134,6 +152,7 @@ void DdapReducer::load(const ckpt::CheckpointReader& c) {
     unflatten_into_parameters(resume.state.anchor, model_);
     optim::restore_adam_state(optimizer_, model_, resume.adam);
     if (resume.state.momentum.defined()) resume.state.momentum = resume.state.momentum.to(device);
+    if (resume.state.residual.defined()) resume.state.residual = resume.state.residual.to(device);
     restore(resume.state);
     return;
   }
@@ -147,7 +166,10 @@ void DdapReducer::load(const ckpt::CheckpointReader& c) {
   d.last_step = c.integer("ddap_last_step", 0);
   d.last_merge_applied_for = c.integer("ddap_last_merge_applied_for", -1);
   d.started_at = c.integer("ddap_started_at", -1);
+  if (c.has(group + "/ddap_residual")) d.residual = c.tensor(group + "/ddap_residual", n, torch::kFloat32).to(device);
   if (d.started_at >= 0) {
+    // Format 5 did not count bytes: its merge in flight counts as none.
+    if (c.file().has_attribute("ddap_merge_bytes")) d.merge_bytes = c.integer("ddap_merge_bytes", 0);
     d.theta_at_start = c.tensor(group + "/ddap_theta_at_start", n, torch::kFloat32).to(device);
     d.merged = c.tensor("ddap/merged", n, torch::kFloat32).to(device);
     if (c.has("ddap/merged_moments")) {
@@ -199,10 +221,12 @@ DdapState DdapReducer::state() {
   s.merges = merges_;
   s.last_step = last_step_;
   s.last_merge_applied_for = last_merge_applied_for_;
+  if (residual_.defined()) s.residual = residual_.clone();
   if (merged_.valid()) {
     const Merged merged = merged_.get();
     merged_ = ready(merged);
     s.started_at = started_at_;
+    s.merge_bytes = static_cast<std::int64_t>(comm_.bytes_sent() - seen_bytes_ + restored_merge_bytes_);
     s.theta_at_start = theta_at_start_.clone();
     s.merged = merged.delta.clone();
     if (merged.moments.defined()) {
@@ -216,10 +240,17 @@ DdapState DdapReducer::state() {
 void DdapReducer::restore(const DdapState& state) {
   anchor_ = state.anchor.clone();
   momentum_ = state.momentum.defined() ? state.momentum.clone() : at::Tensor();
+  // A checkpoint without a residual (format 5, or an fp32 wire's): none owed.
+  residual_ = state.residual.defined() ? state.residual.clone() : at::Tensor();
+  if (!residual_.defined() && parallel_.merge_wire != config::MergeWireKind::kFp32) {
+    residual_ = torch::zeros_like(anchor_);
+  }
   merges_ = state.merges;
   last_step_ = state.last_step;
   last_merge_applied_for_ = state.last_merge_applied_for;
   merged_ = std::future<Merged>();
+  seen_bytes_ = comm_.bytes_sent();
+  restored_merge_bytes_ = state.started_at >= 0 ? static_cast<std::uint64_t>(state.merge_bytes) : 0;
   started_at_ = state.started_at;
   theta_at_start_ = at::Tensor();
   moments_at_start_ = at::Tensor();
@@ -239,8 +270,15 @@ void DdapReducer::start(std::int64_t step, bool overlapped) {
   theta_at_start_ = flatten_parameters(model_);
   moments_at_start_ =
       parallel_.merge_moments ? flatten(moments_in_order(optim::adam_state(optimizer_, model_))) : at::Tensor();
-  auto merge = [delta = theta_at_start_ - anchor_, moments = moments_at_start_, rule = rule_, &comm = comm_]() {
-    Merged m{merged_delta(delta, rule, comm), at::Tensor()};
+  // This rank's outer gradient, with what its last merge left unsent; the
+  // wire's residual is owed to the next merge.
+  at::Tensor delta = theta_at_start_ - anchor_;
+  if (residual_.defined()) delta += residual_;
+  MergeWire::Outgoing outgoing = wire_->encode(delta);
+  residual_ = outgoing.residual;
+  auto merge = [payload = std::move(outgoing.payload), numel = anchor_.numel(), moments = moments_at_start_,
+                &wire = *wire_, &comm = comm_]() {
+    Merged m{wire.merge(payload, numel, comm), at::Tensor()};
     if (moments.defined()) {
       m.moments = moments.clone();
       comm.allreduce(m.moments.data_ptr(), static_cast<std::size_t>(m.moments.numel()), comm::DType::kFloat32,
@@ -273,6 +311,7 @@ void DdapReducer::apply() {
   moments_at_start_ = at::Tensor();
   last_merge_applied_for_ = started_at_;
   ++merges_;
+  count_bytes();
 }
 
 }  // namespace hpctrain::reduce

@@ -15,6 +15,9 @@
 //             by the same rule: m ← mean(m(t)) + (m(t + k) − m(t)); the second
 //             moments are clamped at zero afterwards (the correction can take a
 //             rank whose own second moment was above the mean below zero).
+// merge_wire: how the outer gradients travel (merge_wire.h): fp32, or int8
+//             with error feedback: each rank adds what its last merge's
+//             rounding left out (its residual) to its next merge's Δ.
 // sync_steps: the first N steps are synchronous: every rank's gradients are
 //             summed before the optimizer step, as DDP's are, so the replicas
 //             stay one model and the anchor follows it; the local steps and
@@ -32,6 +35,7 @@
 
 #include "comm/communicator.h"
 #include "model/language_model.h"
+#include "reduce/merge_wire.h"
 #include "reduce/model_merge.h"
 #include "reduce/reducer.h"
 
@@ -50,6 +54,8 @@ struct DdapState {
   at::Tensor merged;             // its result M
   at::Tensor moments_at_start;   // merge_moments: this rank's moments (flat) then
   at::Tensor merged_moments;     // and their mean over ranks
+  at::Tensor residual;           // this rank's error feedback for its next merge; undefined: none
+  std::int64_t merge_bytes = 0;  // what the merge in flight sent (the reported byte count)
 };
 
 class DdapReducer final : public Reducer {
@@ -64,6 +70,10 @@ class DdapReducer final : public Reducer {
 
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::string backend() const override { return comm_.backend(); }
+  // Counted when a merge is applied (and after a synchronous step), so that
+  // an overlapped merge's bytes count at the step it lands, whatever the
+  // timing of its thread: the same figures on every run, resumed or not.
+  [[nodiscard]] std::uint64_t bytes_sent() const override { return reported_bytes_; }
   // Gradients start undefined, so backward writes them instead of adding to zeros.
   void begin_step() override;
   void micro_step(bool /*last*/) override {}
@@ -117,13 +127,21 @@ class DdapReducer final : public Reducer {
 
   config::ParallelConfig parallel_;
   MergeRule rule_;
+  std::unique_ptr<MergeWire> wire_;
   bool overlapped_;  // merge_mode: the merges during training
   std::unique_ptr<comm::Communicator> owned_;
   comm::Communicator& comm_;
   comm::Communicator& control_;
   at::Tensor anchor_;
   at::Tensor momentum_;  // diloco's outer momentum
+  at::Tensor residual_;  // what this rank's last merge left unsent (a lossy wire)
   std::int64_t merges_ = 0;
+  // The byte count: reported_bytes_ so far; comm_.bytes_sent() when last
+  // counted; what the merge in flight sent before a checkpoint (restored).
+  void count_bytes();
+  std::uint64_t reported_bytes_ = 0;
+  std::uint64_t seen_bytes_ = 0;
+  std::uint64_t restored_merge_bytes_ = 0;
   std::int64_t last_step_ = 0;
   std::int64_t last_merge_applied_for_ = -1;  // the step whose state the anchor holds
   // The merge in flight.

@@ -95,6 +95,15 @@ DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& c, const mode
   at::Tensor mean = replica_moments(0);
   for (int r = 1; r < count; ++r) mean += replica_moments(r);
   mean /= static_cast<double>(ranks);
+
+  // 4. An int8 wire's residuals: each new rank owes their mean, so the new
+  // ranks together owe what the old ones did.
+  if (c.has(ddap_replica_group(0) + "/ddap_residual")) {
+    d.residual = torch::zeros({n}, torch::kFloat32);
+    for (int r = 0; r < count; ++r)
+      d.residual += c.tensor(ddap_replica_group(r) + "/ddap_residual", n, torch::kFloat32);
+    d.residual /= static_cast<double>(ranks);
+  }
   return {adam_from_flat(mean, model, std::move(steps)), d};
 }
 

@@ -8,10 +8,14 @@
 //     regular merge: the new anchor is next_anchor(anchor, M) (DiLoCo's outer
 //     momentum steps once) and the merge is counted;
 //  3. the AdamW moments are the mean of the replicas' (both moments, whatever
-//     merge_moments says), the step counts those every replica shares.
-// Kept: the merged model, the outer momentum, the counters, the sample
-// position (the trainer's, independent of the world size). Lost: each rank's
-// own divergence from the merge, and its own moments (averaged).
+//     merge_moments says), the step counts those every replica shares;
+//  4. with an int8 wire, every new rank's residual (error feedback) is the
+//     mean of the old ranks' residuals, so the next merge still carries
+//     what the old ones owed.
+// Kept: the merged model, the outer momentum, the counters, the residuals'
+// mean, the sample position (the trainer's, independent of the world size).
+// Lost: each rank's own divergence from the merge, and its own moments
+// (averaged).
 #pragma once
 
 #include <ATen/core/Tensor.h>

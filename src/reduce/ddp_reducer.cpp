@@ -137,7 +137,11 @@ void DdpReducer::after_optimizer_step(std::int64_t step, bool /*epoch_end*/) {
 
 void DdpReducer::save(ckpt::Snapshot& snapshot) {
   if (shard_) {
+    // ZeRO-1 gathers its moments over the gradients' communicator (it
+    // reaches their device); that is a checkpoint's traffic, not training's.
+    const std::uint64_t before = comm_.bytes_sent();
     shard_->save(snapshot);
+    checkpoint_bytes_ += comm_.bytes_sent() - before;
   } else if (snapshot.sharded) {
     // The replicas are identical: each rank writes its share of them.
     save_replica_shard(snapshot, "model", "optimizer", model_, optimizer_, control_.rank(), control_.size());

@@ -61,6 +61,7 @@ class DdpReducer final : public Reducer {
 
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::string backend() const override { return comm_.backend(); }
+  [[nodiscard]] std::uint64_t bytes_sent() const override { return comm_.bytes_sent() - checkpoint_bytes_; }
   // Zeroes the gradients (the bucket buffers).
   void begin_step() override;
   // Reduces during the last micro-step's backward only (no_sync before).
@@ -107,6 +108,7 @@ class DdpReducer final : public Reducer {
   std::unique_ptr<comm::Communicator> owned_;
   comm::Communicator& comm_;
   comm::Communicator& control_;
+  std::uint64_t checkpoint_bytes_ = 0;  // what checkpoints sent over comm_ (not in bytes_sent())
   std::vector<at::Tensor> params_;
   std::vector<std::size_t> bucket_of_;
   std::vector<Bucket> buckets_;

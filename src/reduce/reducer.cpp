@@ -19,9 +19,10 @@ namespace hpctrain::reduce {
 namespace {
 
 // A communicator of the reducer's own for a model on `device`: NCCL on a GPU;
-// on the CPU an MPI one (merges in flight must not interleave with anyone
-// else's collectives), or none when the world's will do.
-std::unique_ptr<comm::Communicator> own_communicator(const at::Device& device, comm::World& world, bool separate) {
+// on the CPU an MPI one, a duplicate of the world's (merges in flight must not
+// interleave with anyone else's collectives, and its byte count is the
+// reducer's traffic alone).
+std::unique_ptr<comm::Communicator> own_communicator(const at::Device& device, comm::World& world) {
   if (device.is_cuda()) {
 #ifdef HPCTRAIN_HAVE_NCCL
 #ifdef HPCTRAIN_TORCH_CUDA
@@ -45,7 +46,6 @@ std::unique_ptr<comm::Communicator> own_communicator(const at::Device& device, c
         "(CUDA and NCCL were not found, or -DHPCTRAIN_WITH_NCCL=OFF)");
 #endif
   }
-  if (!separate) return nullptr;
   return std::make_unique<comm::MpiCommunicator>(world.mpi_comm(), world.collective_timeout(), world.wait_strategy());
 }
 
@@ -83,12 +83,13 @@ std::unique_ptr<Reducer> make_reducer(const config::ParallelConfig& parallel, mo
   switch (parallel.reducer) {
     case config::ReducerKind::kDdp: {
       if (world.size() == 1 && !device.is_cuda()) return std::make_unique<LocalReducer>(model, optimizer);
-      auto owned = own_communicator(device, world, false);
-      comm::Communicator& gradients = owned ? *owned : world.comm();
+      // A communicator of its own, whose byte count is the gradients' alone.
+      auto owned = own_communicator(device, world);
+      comm::Communicator& gradients = *owned;
       return std::make_unique<DdpReducer>(parallel, model, optimizer, gradients, world.comm(), std::move(owned));
     }
     case config::ReducerKind::kDdap: {
-      auto owned = own_communicator(device, world, true);
+      auto owned = own_communicator(device, world);
       comm::Communicator& merges = *owned;
       return std::make_unique<DdapReducer>(parallel, model, optimizer, merges, world.comm(), std::move(owned));
     }

@@ -46,6 +46,9 @@ class Reducer {
   [[nodiscard]] virtual std::string describe() const = 0;
   // The backend the gradients or merges travel over ("mpi", "nccl", or "none").
   [[nodiscard]] virtual std::string backend() const = 0;
+  // Bytes this rank has sent for the reducer so far (gradients, shards,
+  // merges; comm/communicator.h's nominal count), checkpoints' traffic apart.
+  [[nodiscard]] virtual std::uint64_t bytes_sent() const { return 0; }
 
   virtual void begin_step() = 0;
   virtual void micro_step(bool last) = 0;

@@ -22,8 +22,10 @@ void RunReport::set_speed_basis(double tokens_per_step, double flops_per_token, 
   ranks_ = ranks;
 }
 
-void RunReport::start_training(std::int64_t step) {
+void RunReport::start_training(std::int64_t step, std::uint64_t bytes_sent) {
   start_step_ = step;
+  bytes_at_start_ = bytes_sent;
+  bytes_at_window_ = bytes_sent;
   window_.start_timing(step);
   train_start_ = Clock::now();
 }
@@ -37,7 +39,10 @@ void RunReport::exclude(double seconds) {
   window_.exclude(seconds);
 }
 
-void RunReport::train_record(std::int64_t step, double lr, const optim::GradClip& clip) {
+void RunReport::train_record(std::int64_t step, double lr, const optim::GradClip& clip, std::uint64_t bytes_sent) {
+  const double sent_per_step = static_cast<double>(bytes_sent - bytes_at_window_) /
+                               static_cast<double>(std::max<std::int64_t>(window_.steps_since_start(step), 1));
+  bytes_at_window_ = bytes_sent;
   const double tokens_per_s = tokens_per_second(static_cast<double>(window_.steps_since_start(step)) * tokens_per_step_,
                                                 window_.training_seconds());
   const double mfu = model_flops_utilization(tokens_per_s, flops_per_token_, peak_flops_, ranks_);
@@ -49,11 +54,13 @@ void RunReport::train_record(std::int64_t step, double lr, const optim::GradClip
                {"grad_norm", clip.norm},
                {"tokens_per_s", tokens_per_s},
                {"mfu", mfu},
+               {"sent_bytes_per_step", sent_per_step},        // this rank, by the reducer (a DDAP merge step's share)
                {"steps_total", Metric::count(total_steps_)},  // for `jobgen status`: step N of total
                {"eta_s", eta}});
-  log_.progress(fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", step,
-                            total_steps_, window_.mean_loss(), lr, tokens_per_s, 100 * mfu,
-                            support::format_duration(eta)));
+  log_.progress(
+      fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | {:.3g} MB sent/step | ETA {}",
+                  step, total_steps_, window_.mean_loss(), lr, tokens_per_s, 100 * mfu, sent_per_step / 1e6,
+                  support::format_duration(eta)));
   window_.restart(step);
 }
 
@@ -119,6 +126,12 @@ void RunReport::summary(const TrainSummary& run, std::optional<double> unigram_e
       "{:.0f} tokens/s over {} rank{}",
       static_cast<double>(*max_it) / 1e6, static_cast<double>(*min_it) / 1e6, sum / static_cast<double>(ranks) / 1e6,
       trained_seconds_, speed, ranks, ranks == 1 ? "" : "s"));
+  // Every rank's reducer sends the same nominal volume (the same collectives).
+  // Logged only: after a resume it covers this process's steps.
+  const double sent_per_step = static_cast<double>(run.bytes_sent - bytes_at_start_) /
+                               static_cast<double>(std::max<std::int64_t>(run.steps - start_step_, 1));
+  log_.line(fmt::format("sent by each rank's reducer: {:.4g} MB per step over {} steps", sent_per_step / 1e6,
+                        run.steps - start_step_));
   Fields fields = {
       {"tokens_per_s", speed}, {"train_s", trained_seconds_}, {"wall_max_s", static_cast<double>(*max_it) / 1e6}};
   // Peak resident memory over ranks: what a per-node memory limit sees. Only

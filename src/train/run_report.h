@@ -28,6 +28,7 @@ struct TrainSummary {
   std::optional<EvalResult> final_eval;  // absent when the run stopped early: the whole validation split by default
   std::optional<EvalResult> test_eval;   // the whole test split, when the data set has one
   std::int64_t steps = 0;                // optimizer steps done, those before a resume included
+  std::uint64_t bytes_sent = 0;          // by this rank's reducer since it was made (Reducer::bytes_sent)
   bool preempted = false;                // by checkpoint.signal: exit with config::kRequeueExitCode
 };
 
@@ -44,13 +45,15 @@ class RunReport {
   // What the speeds rest on: tokens per step (all ranks), FLOPs per token,
   // this rank's matmul peak and the ranks.
   void set_speed_basis(double tokens_per_step, double flops_per_token, double peak_flops, int ranks);
-  // Training starts (or resumes) after step `step`: the clocks start now.
-  void start_training(std::int64_t step);
+  // Training starts (or resumes) after step `step`: the clocks start now,
+  // and the bytes the reducer sends are counted from `bytes_sent` on.
+  void start_training(std::int64_t step, std::uint64_t bytes_sent);
   // An agreed step's mean loss over the ranks, into the window.
   void add_loss(double mean_loss) { window_.add_loss(mean_loss); }
 
-  // The window's record and progress line after step `step`; a new window starts.
-  void train_record(std::int64_t step, double lr, const optim::GradClip& clip);
+  // The window's record and progress line after step `step`, the reducer
+  // having sent `bytes_sent` bytes since it was made; a new window starts.
+  void train_record(std::int64_t step, double lr, const optim::GradClip& clip, std::uint64_t bytes_sent);
   // An evaluation after step `step`, started at `started` (its time, this
   // report's included, is left out of the training time): the sample's record
   // and line, and the whole split's when read; `average` is the same
@@ -87,6 +90,8 @@ class RunReport {
   double peak_flops_ = 0;
   int ranks_ = 1;
   std::int64_t start_step_ = 0;
+  std::uint64_t bytes_at_start_ = 0;   // the reducer's count when training (re)started
+  std::uint64_t bytes_at_window_ = 0;  // and when the log window started
   Clock::time_point wall_start_ = Clock::now();
   Clock::time_point train_start_ = Clock::now();
   double eval_seconds_ = 0;     // left out of the training time

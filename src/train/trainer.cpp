@@ -124,7 +124,7 @@ void Trainer::set_up() {
       bf16_peak ? "bf16" : "fp32"));
   report_.set_speed_basis(static_cast<double>(batch_.global * static_cast<std::uint64_t>(e.data.seq_len)),
                           flops_per_token_, peak_, world_.size());
-  report_.start_training(step_);
+  report_.start_training(step_, reducer_->bytes_sent());
 }
 
 void Trainer::register_checkpointed_state() {
@@ -219,7 +219,7 @@ TrainSummary Trainer::run() {
     const StepPlan plan = plan_step(experiment_, step_);
     const bool stop = agree_to_stop(result, plan);
     checkpointer_->poll();
-    if (plan.record) report_.train_record(step_, result.lr, result.clip);
+    if (plan.record) report_.train_record(step_, result.lr, result.clip, reducer_->bytes_sent());
     if (plan.last) finish_training();  // before the final evaluation and checkpoint
     // SIGTERM leaves KillWait seconds before SIGKILL: the checkpoint goes first.
     // Agreed, not this rank's own signal: evaluation is collective.
@@ -374,6 +374,7 @@ TrainSummary Trainer::finish(bool stopped) {
   (void)agreement_->settle_through(step_);
   TrainSummary summary;
   summary.steps = step_;
+  summary.bytes_sent = reducer_->bytes_sent();
   summary.preempted = stopped && stop_requested_;
   summary.weights_sha256 = weights_sha256(*model_);
   if (stopped) {

@@ -1,7 +1,11 @@
 #!/usr/bin/python3
-"""ddap_merge_reference.py CHECKPOINT: the weights a DDAP checkpoint must
-resume with at another world size, computed from the file alone (h5py and
-numpy, nothing of hpctrain's), printed as hpctrain's `final weights sha256`.
+"""ddap_merge_reference.py CHECKPOINT [LATER]: the weights a DDAP checkpoint
+must resume with at another world size, computed from the file alone (h5py
+and numpy, nothing of hpctrain's), printed as hpctrain's `final weights
+sha256`. With LATER, a checkpoint of the run resumed from CHECKPOINT at
+another world size and written before its next merge: checks instead that
+every rank of LATER holds as its int8 wire's residual the mean of
+CHECKPOINT's residuals (step 4 of the rule), and prints what it compared.
 
 The documented rule (docs/checkpoints.md, "Other world sizes"): a merge in
 flight is applied to every replica (anchor' = next_anchor(anchor, merged);
@@ -90,8 +94,24 @@ def merged_delta(deltas, rule):
     return np.where(count > 0, agreeing / np.maximum(count, f32(1)), f32(0)).astype(f32)
 
 
+def check_residuals(f, later):
+    ranks, later_ranks = int(f.attrs["world_size"]), int(later.attrs["world_size"])
+    owed = np.zeros_like(f["replicas/rank-00000/ddap_residual"][...])
+    for r in range(ranks):
+        owed = owed + f[f"replicas/rank-{r:05}/ddap_residual"][...]
+    owed = owed / f32(ranks)
+    if not owed.any():
+        sys.exit("the first checkpoint's residuals are all zero: nothing to check")
+    for r in range(later_ranks):
+        if not np.array_equal(later[f"replicas/rank-{r:05}/ddap_residual"][...], owed):
+            sys.exit(f"rank {r} of {later_ranks} does not hold the mean of the {ranks} ranks' residuals")
+    print(f"{later_ranks} ranks each hold the mean of {ranks} ranks' residuals ({owed.size} values)")
+
+
 def main():
     f = Stored(sys.argv[1])
+    if len(sys.argv) > 2:
+        return check_residuals(f, Stored(sys.argv[2]))
     rule = tomllib.loads(f.attrs["config"].decode())["parallel"]
     order, _ = parameter_order(f)
     ranks = int(f.attrs["world_size"])

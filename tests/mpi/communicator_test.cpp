@@ -1,6 +1,7 @@
 // The MPI backend's collectives, for every dtype and reduction, blocking and not.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <numeric>
 #include <thread>
 
@@ -71,6 +72,45 @@ TEST_F(MpiCommunicatorTest, AllgatherPlacesEachRankInOrder) {
     EXPECT_EQ(all[2 * static_cast<std::size_t>(r)], r);
     EXPECT_EQ(all[2 * static_cast<std::size_t>(r) + 1], 100 + r);
   }
+}
+
+TEST_F(MpiCommunicatorTest, AlltoallSendsBlockRToRankR) {
+  // Block r of this rank's send holds (this rank, r); block r of recv must hold (r, this rank).
+  std::vector<std::uint8_t> send(3 * static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    send[3 * static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(rank);
+    send[3 * static_cast<std::size_t>(r) + 1] = static_cast<std::uint8_t>(r);
+    send[3 * static_cast<std::size_t>(r) + 2] = 0xA5;
+  }
+  std::vector<std::uint8_t> recv(send.size());
+  comm.alltoall(send.data(), recv.data(), 3, DType::kUInt8);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(recv[3 * static_cast<std::size_t>(r)], r);
+    EXPECT_EQ(recv[3 * static_cast<std::size_t>(r) + 1], rank);
+    EXPECT_EQ(recv[3 * static_cast<std::size_t>(r) + 2], 0xA5);
+  }
+}
+
+TEST_F(MpiCommunicatorTest, BytesSentFollowTheBusBandwidthConvention) {
+  // The nominal volume per rank, written out for W ranks and S bytes a rank holds.
+  MpiCommunicator fresh(MPI_COMM_WORLD, std::chrono::seconds(60));
+  const auto w = static_cast<std::uint64_t>(n);
+  std::vector<float> v(1000, 1.0F);
+  fresh.allreduce(v.data(), v.size(), DType::kFloat32, ReduceOp::kSum);
+  std::uint64_t expected = n > 1 ? 4000 * 2 * (w - 1) / w : 0;
+  EXPECT_EQ(fresh.bytes_sent(), expected);
+  fresh.broadcast(v.data(), v.size(), DType::kFloat32, 0);
+  expected += n > 1 ? 4000 : 0;
+  EXPECT_EQ(fresh.bytes_sent(), expected);
+  std::vector<std::uint8_t> send(100 * w), recv(100 * w);
+  fresh.alltoall(send.data(), recv.data(), 100, DType::kUInt8);
+  expected += 100 * (w - 1);
+  EXPECT_EQ(fresh.bytes_sent(), expected);
+  fresh.allgather(send.data(), recv.data(), 100, DType::kUInt8);
+  expected += 100 * (w - 1);
+  EXPECT_EQ(fresh.bytes_sent(), expected);
+  fresh.barrier();
+  EXPECT_EQ(fresh.bytes_sent(), expected);
 }
 
 TEST_F(MpiCommunicatorTest, NonBlockingOperationsOverlapAndComplete) {

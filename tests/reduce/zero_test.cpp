@@ -27,24 +27,30 @@ class CountingCommunicator final : public comm::Communicator {
   [[nodiscard]] const char* backend() const override { return inner_.backend(); }
   [[nodiscard]] comm::Device device() const override { return inner_.device(); }
   [[nodiscard]] std::string wait_strategy() const override { return inner_.wait_strategy(); }
-  comm::WorkPtr allreduce_async(void* data, std::size_t count, comm::DType dtype, comm::ReduceOp op) override {
+
+ protected:
+  comm::WorkPtr start_allreduce(void* data, std::size_t count, comm::DType dtype, comm::ReduceOp op) override {
     ++allreduces;
     return inner_.allreduce_async(data, count, dtype, op);
   }
-  comm::WorkPtr broadcast_async(void* data, std::size_t count, comm::DType dtype, int root) override {
+  comm::WorkPtr start_broadcast(void* data, std::size_t count, comm::DType dtype, int root) override {
     return inner_.broadcast_async(data, count, dtype, root);
   }
-  comm::WorkPtr allgather_async(const void* send, void* recv, std::size_t count, comm::DType dtype) override {
+  comm::WorkPtr start_allgather(const void* send, void* recv, std::size_t count, comm::DType dtype) override {
     ++allgathers;
     return inner_.allgather_async(send, recv, count, dtype);
   }
-  comm::WorkPtr reduce_scatter_async(const void* send, void* recv, std::size_t count, comm::DType dtype,
+  comm::WorkPtr start_reduce_scatter(const void* send, void* recv, std::size_t count, comm::DType dtype,
                                      comm::ReduceOp op) override {
     ++reduce_scatters;
     return inner_.reduce_scatter_async(send, recv, count, dtype, op);
   }
-  comm::WorkPtr barrier_async() override { return inner_.barrier_async(); }
+  comm::WorkPtr start_alltoall(const void* send, void* recv, std::size_t count, comm::DType dtype) override {
+    return inner_.alltoall_async(send, recv, count, dtype);
+  }
+  comm::WorkPtr start_barrier() override { return inner_.barrier_async(); }
 
+ public:
   std::atomic<int> allreduces{0};
   std::atomic<int> allgathers{0};
   std::atomic<int> reduce_scatters{0};

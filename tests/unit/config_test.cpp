@@ -84,6 +84,18 @@ TEST_F(ConfigTest, TheCommunicatorsWaitIsAChoice) {
       path_.string() + ":2:13: parallel.comm_wait: 'spinn' is not one of spin, yield, sleep (did you mean 'spin'?)");
 }
 
+// An int8 merge wire carries a mean: DDAP's average or diloco, never DDP or ties.
+TEST_F(ConfigTest, TheInt8MergeWireNeedsAMeanRuleOfDdap) {
+  const auto e = load_experiment(write("[parallel]\nreducer = \"ddap\"\nmerge = \"diloco\"\nmerge_wire = \"int8\"\n"));
+  EXPECT_EQ(e.parallel.merge_wire, MergeWireKind::kInt8);
+  EXPECT_EQ(load_experiment(write("")).parallel.merge_wire, MergeWireKind::kFp32);
+  EXPECT_NE(error_of("[parallel]\nmerge_wire = \"int8\"\n").find("parallel.merge_wire is how DDAP's merges travel"),
+            std::string::npos);
+  const std::string ties = error_of("[parallel]\nreducer = \"ddap\"\nmerge = \"ties\"\n", {"parallel.merge_wire=int8"});
+  EXPECT_NE(ties.find("merge = \"ties\" needs each rank's signs"), std::string::npos) << ties;
+  EXPECT_NE(ties.find(":3:"), std::string::npos) << ties;  // where merge is set
+}
+
 TEST_F(ConfigTest, EvaluationKeys) {
   const auto defaults = load_experiment(write(""));
   EXPECT_EQ(defaults.eval.samples, 512);

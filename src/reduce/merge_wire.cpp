@@ -1,0 +1,39 @@
+#include "reduce/merge_wire.h"
+
+#include <stdexcept>
+
+#include "reduce/int8_merge_wire.h"
+
+namespace hpctrain::reduce {
+namespace {
+
+// The values as they are; M by the rule's own collectives.
+class Fp32MergeWire final : public MergeWire {
+ public:
+  explicit Fp32MergeWire(const MergeRule& rule) : rule_(rule) {}
+  [[nodiscard]] std::string describe() const override { return "fp32"; }
+  [[nodiscard]] Outgoing encode(const at::Tensor& values) const override { return {values, at::Tensor()}; }
+  [[nodiscard]] at::Tensor merge(const at::Tensor& payload, std::int64_t /*numel*/,
+                                 comm::Communicator& comm) const override {
+    return merged_delta(payload, rule_, comm);
+  }
+
+ private:
+  MergeRule rule_;
+};
+
+}  // namespace
+
+std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& parallel, const MergeRule& rule, int ranks) {
+  switch (parallel.merge_wire) {
+    case config::MergeWireKind::kFp32: return std::make_unique<Fp32MergeWire>(rule);
+    case config::MergeWireKind::kInt8:
+      if (rule.kind == config::MergeKind::kTies) {
+        throw std::invalid_argument("parallel.merge_wire = \"int8\" carries a mean; ties needs every rank's signs");
+      }
+      return std::make_unique<Int8MergeWire>(ranks);
+  }
+  throw std::invalid_argument("parallel.merge_wire: a wire make_merge_wire does not build");
+}
+
+}  // namespace hpctrain::reduce

@@ -43,11 +43,11 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
         fmt::format("{}: parallel.merge_wire is how DDAP's merges travel; it needs parallel.reducer = \"ddap\"",
                     section.origins({{"parallel", "merge_wire"}, {"parallel", "reducer"}})));
   }
-  if (p.merge_wire == MergeWireKind::kInt8 && p.merge == MergeKind::kTies) {
-    throw ConfigError(
-        fmt::format("{}: parallel.merge_wire = \"int8\" carries the mean of the ranks' updates; merge = \"ties\" needs "
-                    "each rank's signs (use average or diloco)",
-                    section.origins({{"parallel", "merge_wire"}, {"parallel", "merge"}})));
+  if (p.merge_wire != MergeWireKind::kFp32 && p.merge == MergeKind::kTies) {
+    throw ConfigError(fmt::format(
+        "{}: parallel.merge_wire = \"{}\" carries the mean of the ranks' updates; merge = \"ties\" needs each "
+        "rank's signs (use average or diloco)",
+        section.origins({{"parallel", "merge_wire"}, {"parallel", "merge"}}), name_of(p.merge_wire)));
   }
   return p;
 }

@@ -13,7 +13,7 @@ class SectionReader;
 enum class ReducerKind { kDdp, kDdap };
 enum class MergeKind { kAverage, kTies, kDiloco };
 enum class MergeMode { kBlocking, kOverlapped };
-enum class MergeWireKind { kFp32, kInt8 };
+enum class MergeWireKind { kFp32, kInt8, kInt4 };
 // What a rank does between two polls of a pending collective (docs/bootstrap.md).
 enum class CommWait { kSpin, kYield, kSleep };
 
@@ -34,8 +34,8 @@ struct ChoiceTable<MergeMode> {
 };
 template <>
 struct ChoiceTable<MergeWireKind> {
-  static constexpr std::array<Choice<MergeWireKind>, 2> entries{
-      {{"fp32", MergeWireKind::kFp32}, {"int8", MergeWireKind::kInt8}}};
+  static constexpr std::array<Choice<MergeWireKind>, 3> entries{
+      {{"fp32", MergeWireKind::kFp32}, {"int8", MergeWireKind::kInt8}, {"int4", MergeWireKind::kInt4}}};
 };
 template <>
 struct ChoiceTable<CommWait> {
@@ -64,7 +64,7 @@ struct ParallelConfig {
   MergeMode merge_mode = MergeMode::kBlocking;
   std::int64_t merge_delay = 1;  // k: steps an overlapped merge stays in flight
   bool merge_moments = false;    // merge AdamW's moments with the weights
-  // How the outer gradients travel: fp32, or int8 with error feedback (reduce/merge_wire.h).
+  // How the outer gradients travel: fp32, or int8 or int4 with error feedback (reduce/merge_wire.h).
   MergeWireKind merge_wire = MergeWireKind::kFp32;
   double outer_lr = 0.7;        // diloco
   double outer_momentum = 0.9;  // diloco

@@ -16,8 +16,8 @@
 //             moments are clamped at zero afterwards (the correction can take a
 //             rank whose own second moment was above the mean below zero).
 // merge_wire: how the outer gradients travel (merge_wire.h): fp32, or int8
-//             with error feedback: each rank adds what its last merge's
-//             rounding left out (its residual) to its next merge's Δ.
+//             or int4 with error feedback: each rank adds what its last
+//             merge's rounding left out (its residual) to its next merge's Δ.
 // sync_steps: the first N steps are synchronous: every rank's gradients are
 //             summed before the optimizer step, as DDP's are, so the replicas
 //             stay one model and the anchor follows it; the local steps and

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "reduce/int8_merge_wire.h"
+#include "reduce/quantized_merge_wire.h"
 
 namespace hpctrain::reduce {
 namespace {
@@ -28,10 +28,11 @@ std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& paralle
   switch (parallel.merge_wire) {
     case config::MergeWireKind::kFp32: return std::make_unique<Fp32MergeWire>(rule);
     case config::MergeWireKind::kInt8:
+    case config::MergeWireKind::kInt4:
       if (rule.kind == config::MergeKind::kTies) {
-        throw std::invalid_argument("parallel.merge_wire = \"int8\" carries a mean; ties needs every rank's signs");
+        throw std::invalid_argument("a quantized parallel.merge_wire carries a mean; ties needs every rank's signs");
       }
-      return std::make_unique<Int8MergeWire>(ranks);
+      return std::make_unique<QuantizedMergeWire>(ranks, parallel.merge_wire == config::MergeWireKind::kInt8 ? 8 : 4);
   }
   throw std::invalid_argument("parallel.merge_wire: a wire make_merge_wire does not build");
 }

@@ -7,10 +7,12 @@
 //   fp32  the values themselves; M by the merge rule (model_merge.h), every
 //         rule; nothing is left unsent.
 //   int8  each block of 128 values as one fp32 scale and 128 int8 values
-//         (int8_merge_wire.h): about a quarter of fp32's bytes. What the
+//         (quantized_merge_wire.h): about a quarter of fp32's bytes. What the
 //         rounding leaves out is this rank's residual, added to its next
 //         merge's values (error feedback), so no part of any update is lost,
 //         only delayed. The mean rules only (average, diloco).
+//   int4  the same with values in [-7, 7], two to a byte: 7.5x fewer bytes
+//         than fp32.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -84,11 +84,13 @@ TEST_F(ConfigTest, TheCommunicatorsWaitIsAChoice) {
       path_.string() + ":2:13: parallel.comm_wait: 'spinn' is not one of spin, yield, sleep (did you mean 'spin'?)");
 }
 
-// An int8 merge wire carries a mean: DDAP's average or diloco, never DDP or ties.
-TEST_F(ConfigTest, TheInt8MergeWireNeedsAMeanRuleOfDdap) {
+// A quantized merge wire carries a mean: DDAP's average or diloco, never DDP or ties.
+TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
   const auto e = load_experiment(write("[parallel]\nreducer = \"ddap\"\nmerge = \"diloco\"\nmerge_wire = \"int8\"\n"));
   EXPECT_EQ(e.parallel.merge_wire, MergeWireKind::kInt8);
   EXPECT_EQ(load_experiment(write("")).parallel.merge_wire, MergeWireKind::kFp32);
+  EXPECT_EQ(load_experiment(write("[parallel]\nreducer = \"ddap\"\n"), {"parallel.merge_wire=int4"}).parallel.merge_wire,
+            MergeWireKind::kInt4);
   EXPECT_NE(error_of("[parallel]\nmerge_wire = \"int8\"\n").find("parallel.merge_wire is how DDAP's merges travel"),
             std::string::npos);
   const std::string ties = error_of("[parallel]\nreducer = \"ddap\"\nmerge = \"ties\"\n", {"parallel.merge_wire=int8"});

@@ -23,7 +23,7 @@
 #            gradients in another order than an allreduce (3.7e-6 seen with
 #            MPI on CPUs), while a lost or misplaced shard update is off by
 #            far more within 30 steps
-#   ddap     30 bf16 steps of DDAP (DiLoCo, overlapped merges every 5 steps)
+#   ddap     30 bf16 steps of DDAP (DiLoCo, overlapped merges every 5 steps, the int8 merge wire)
 #   resume   15 steps, a stop with a checkpoint, a resume and 15 more must end
 #            at the ddp step's final weights hash, bit for bit
 #   kill     (2+ GPUs) a 2-rank run loses rank 1 to kill -9: the job must end
@@ -236,9 +236,9 @@ zero() {
           printf "ZeRO-1 against DDP: %d logged losses agree, worst relative difference %.3g (<= %s)\n", n, worst, tol }'
 }
 
-ddap() {
+ddap() {  # the int8 merge wire: NCCL's alltoall (a group of sends and receives) and allgather of bytes
   train "$work/ddap" --set parallel.reducer=ddap --set parallel.merge=diloco --set parallel.merge_mode=overlapped \
-    --set parallel.merge_every=5
+    --set parallel.merge_every=5 --set parallel.merge_wire=int8
 }
 
 resume() {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <torch/types.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include "comm/world.h"
 #include "config/experiment.h"
 #include "handles/mpi.h"
+#include "reduce/merge_wire.h"
 #include "train/trainer.h"
 #include "train/training_data.h"
 
@@ -33,6 +35,14 @@ struct StepTime {
   double seconds = 0;           // the slowest rank's median
   std::int64_t parameters = 0;  // of the model measured
 };
+
+// The slowest rank's time, gathered in nanoseconds (the communicators reduce no doubles).
+double slowest(double seconds, comm::World& world) {
+  const auto mine = static_cast<std::int64_t>(seconds * 1e9);
+  std::vector<std::int64_t> all_ranks(static_cast<std::size_t>(world.size()));
+  world.comm().allgather(&mine, all_ranks.data(), 1, comm::DType::kInt64);
+  return static_cast<double>(*std::max_element(all_ranks.begin(), all_ranks.end())) / 1e9;
+}
 
 // The slowest rank's median step time under `settings`, on random tokens.
 StepTime median_step(const config::Experiment& base, const std::vector<std::string>& settings, comm::World& world,
@@ -57,11 +67,36 @@ StepTime median_step(const config::Experiment& base, const std::vector<std::stri
     median = seconds[seconds.size() / 2];
     parameters = trainer.model().parameter_count();
   }
-  // Gathered in nanoseconds: the communicators reduce no doubles.
-  const auto mine = static_cast<std::int64_t>(median * 1e9);
-  std::vector<std::int64_t> all_ranks(static_cast<std::size_t>(world.size()));
-  world.comm().allgather(&mine, all_ranks.data(), 1, comm::DType::kInt64);
-  return {static_cast<double>(*std::max_element(all_ranks.begin(), all_ranks.end())) / 1e9, parameters};
+  return {slowest(median, world), parameters};
+}
+
+struct MergeCost {
+  double seconds = 0;       // the slowest rank's median
+  std::uint64_t bytes = 0;  // one rank sent, by the communicator's count
+};
+
+// One merge of `parameters` values as DDAP makes it, through the experiment's
+// wire (parallel.merge_wire and merge) over a communicator of its own over MPI:
+// the outer gradient encoded, then merged. The median of five after one untimed.
+MergeCost measure_merge(const config::ParallelConfig& parallel, std::int64_t parameters, comm::World& world) {
+  comm::MpiCommunicator comm(world.mpi_comm(), world.collective_timeout(), world.wait_strategy());
+  const auto wire = reduce::make_merge_wire(parallel, reduce::MergeRule::of(parallel), comm.size());
+  // Values of an update's size, different on every rank (the figures do not depend on them).
+  const at::Tensor delta = torch::randn({parameters}) * 1e-3 * (world.rank() + 1);
+  std::vector<double> seconds;
+  MergeCost cost;
+  for (int i = 0; i < 6; ++i) {
+    comm.barrier();
+    const std::uint64_t before = comm.bytes_sent();
+    const auto start = std::chrono::steady_clock::now();
+    const reduce::MergeWire::Outgoing out = wire->encode(delta);
+    (void)wire->merge(out.payload, parameters, comm);
+    if (i > 0) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    cost.bytes = comm.bytes_sent() - before;
+  }
+  std::sort(seconds.begin(), seconds.end());
+  cost.seconds = slowest(seconds[seconds.size() / 2], world);
+  return cost;
 }
 
 // A fresh private directory under TMPDIR (mkdtemp: no name another user
@@ -115,14 +150,16 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
     // communication at all; DDP's step is the experiment's own.
     std::vector<std::string> local = settings;
     for (const char* s : {"parallel.reducer=ddap", "parallel.zero=0", "parallel.merge_mode=blocking",
-                          "parallel.merge_every=1000000000"}) {
+                          "parallel.merge_every=1000000000", "parallel.sync_steps=0"}) {
       local.emplace_back(s);
     }
     // DDAP wants a sample on every rank; DDP's extra ranks would stand in with
     // one (train/batch_geometry.h), which is what a rank then computes.
     if (e.training.batch_size < world.size()) local.push_back(fmt::format("training.batch_size={}", world.size()));
     std::vector<std::string> ddp = settings;
-    ddp.emplace_back("parallel.reducer=ddp");
+    for (const char* s : {"parallel.reducer=ddp", "parallel.sync_steps=0", "parallel.merge_wire=fp32"}) {
+      ddp.emplace_back(s);
+    }
     const StepTime local_step = median_step(e, local, world, env, options);
     const double compute = local_step.seconds;
     const double ddp_step = median_step(e, ddp, world, env, options).seconds;
@@ -131,22 +168,32 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
     const std::int64_t parameters = local_step.parameters;
     const auto bytes = static_cast<std::size_t>(parameters) * 4;
     auto buffer = comm::host_bandwidth_buffer(bytes);
-    const comm::BandwidthRow merge = comm::measure_allreduce(world.comm(), *buffer, bytes, bytes).front();
+    const comm::BandwidthRow allreduce = comm::measure_allreduce(world.comm(), *buffer, bytes, bytes).front();
+    const MergeCost merge = measure_merge(e.parallel, parameters, world);
     if (!root) return;
 
     const double exposed = std::max(0.0, ddp_step - compute);
+    // What a rank sends by the communicators' count (comm/communicator.h):
+    // DDP one allreduce of the gradients a step (bf16: half).
+    const double ring = 2.0 * static_cast<double>(world.size() - 1) / static_cast<double>(world.size());
+    const double ddp_bytes = ring * static_cast<double>(bytes) * (e.parallel.bf16_compression ? 0.5 : 1.0);
     fmt::print(
         "plan: model {:.2f}M parameters: {:.1f} MB of fp32 weights, the size of DDP's gradients every step{}\n"
         "  step without communication (a DDAP local step)   {:8.1f} ms\n"
         "  DDP step, as the experiment sets it               {:8.1f} ms: communication adds {:.1f} ms, {:.1f}% of the "
-        "step\n"
-        "  one allreduce of the model (MPI)                  {:8.1f} ms (busbw {:.2f} GB/s)\n",
+        "step; {:.2f} MB sent by each rank\n"
+        "  one allreduce of the model (MPI)                  {:8.1f} ms (busbw {:.2f} GB/s)\n"
+        "  one merge of the model, {} wire (MPI)           {:8.1f} ms, {:.2f} MB sent by each rank\n",
         static_cast<double>(parameters) / 1e6, static_cast<double>(bytes) / 1e6,
         e.parallel.bf16_compression ? " (half that as bf16: parallel.bf16_compression)" : "", 1e3 * compute,
-        1e3 * ddp_step, 1e3 * exposed, ddp_step > 0 ? 100 * exposed / ddp_step : 0.0, 1e3 * merge.seconds, merge.busbw);
-    // A blocking merge costs one allreduce of the model (average, diloco),
-    // three (ties), and two more with merge_moments; every H steps.
-    const int allreduces = (e.parallel.merge == config::MergeKind::kTies ? 3 : 1) + (e.parallel.merge_moments ? 2 : 0);
+        1e3 * ddp_step, 1e3 * exposed, ddp_step > 0 ? 100 * exposed / ddp_step : 0.0, ddp_bytes / 1e6,
+        1e3 * allreduce.seconds, allreduce.busbw, config::name_of(e.parallel.merge_wire), 1e3 * merge.seconds,
+        static_cast<double>(merge.bytes) / 1e6);
+    // A blocking merge costs the merge measured (three allreduces for ties),
+    // and with merge_moments two more allreduces of the model's size; every H steps.
+    const int moments = e.parallel.merge_moments ? 2 : 0;
+    const double merge_seconds = merge.seconds + moments * allreduce.seconds;
+    const double merge_bytes = static_cast<double>(merge.bytes) + moments * ring * static_cast<double>(bytes);
     fmt::print("  DDAP ({} merge{}, blocking), per step:\n", config::name_of(e.parallel.merge),
                e.parallel.merge_moments ? " with the moments" : "");
     double best = 0;
@@ -156,10 +203,12 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
     }
     std::sort(intervals.begin(), intervals.end());
     for (const std::int64_t h : intervals) {
-      const double step = compute + allreduces * merge.seconds / static_cast<double>(h);
+      const double step = compute + merge_seconds / static_cast<double>(h);
       const double speed = ddp_step / step;
       best = std::max(best, speed);
-      fmt::print("    H = {:<4} {:8.1f} ms: {:.2f}x DDP's tokens/s{}\n", h, 1e3 * step, speed,
+      const double sent = merge_bytes / static_cast<double>(h);
+      fmt::print("    H = {:<4} {:8.1f} ms: {:.2f}x DDP's tokens/s, {:.3f} MB sent per step ({:.0f}x fewer){}\n", h,
+                 1e3 * step, speed, sent / 1e6, sent > 0 ? ddp_bytes / sent : 0.0,
                  h == e.parallel.merge_every ? " (parallel.merge_every)" : "");
     }
     const double ceiling = ddp_step / std::max(compute, 1e-9);

@@ -31,8 +31,10 @@ import subprocess
 import sys
 import tempfile
 
-RATES = ["unlimited", "1gbit", "100mbit"]
-RATE_LABEL = {"unlimited": "unlimited", "1gbit": "1 Gbit/s", "100mbit": "100 Mbit/s"}
+RATES = ["unlimited", "1gbit", "100mbit", "10mbit"]
+RATE_LABEL = {"unlimited": "unlimited", "1gbit": "1 Gbit/s", "100mbit": "100 Mbit/s", "10mbit": "10 Mbit/s"}
+# The fixed configurations, in the report's order; any other run found (a DDAP
+# configuration with options, ddap-diloco-blocking+sync100+int4) follows them.
 CONFIGS = ["ddp", "ddap-average-blocking", "ddap-average-overlapped", "ddap-ties-blocking", "ddap-ties-overlapped",
            "ddap-diloco-blocking", "ddap-diloco-overlapped"]
 TARGET_MARGIN = 1.01  # the target: DDP's final eval loss x this
@@ -42,8 +44,11 @@ AIMED_SPEEDUP = 2.5  # how much sooner than DDP the best DDAP run should reach t
 def label(config, settings):
     if config == "ddp":
         return "DDP, buckets overlapped with backward"
-    _, merge, mode = config.split("-")
+    base, *options = config.split("+")
+    _, merge, mode = base.split("-")
     detail = f", applied {settings.get('merge_delay', '?')} steps later" if mode == "overlapped" else ""
+    for option in options:
+        detail += f", {option[len('sync'):]} synchronous steps first" if option.startswith("sync") else f", {option} wire"
     return f"DDAP {merge}, H={settings.get('merge_every', '?')}, {mode}{detail}"
 
 
@@ -130,6 +135,10 @@ def main(results, docs):
     if os.path.exists(settings_file):
         settings = dict(item.split("=") for item in open(settings_file).read().split())
     runs, busbw = {}, {}
+    for rate in RATES:
+        if os.path.isdir(os.path.join(results, rate)):
+            CONFIGS.extend(sorted(c for c in os.listdir(os.path.join(results, rate))
+                                  if c not in CONFIGS and os.path.exists(os.path.join(results, rate, c, "metrics.jsonl"))))
     for rate in RATES:
         if not os.path.isdir(os.path.join(results, rate)):
             continue

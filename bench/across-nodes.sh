@@ -21,7 +21,9 @@
 #                       and DDAP with each merge rule, average, ties and diloco
 #                       (outer Nesterov momentum 0.9, outer learning rate 0.7),
 #                       every MERGE_EVERY steps, blocking or overlapped (applied
-#                       MERGE_DELAY steps later).
+#                       MERGE_DELAY steps later); a DDAP configuration's
+#                       options after "+": int8 or int4 (parallel.merge_wire),
+#                       syncN (parallel.sync_steps = N).
 # Each rank's 8 sequences per step go through one micro-batch, so all of DDP's
 # backward can overlap communication. Results (metrics.jsonl per run, the
 # link's allreduce bandwidth) go to OUT; bench/across-nodes-report.py then
@@ -81,17 +83,31 @@ done
 ddp_buckets="--set parallel.bucket_cap_mb=2"
 
 reducer_settings() {  # CONFIG -> --set options
-  case $1 in
-    ddp) echo "--set parallel.reducer=ddp --set parallel.overlap=true $ddp_buckets" ;;
+  # A DDAP configuration may carry options after "+": int8 or int4 (the merge
+  # wire), syncN (N synchronous steps first), e.g. ddap-diloco-blocking+sync100+int4.
+  local base=${1%%+*} options=
+  [[ $1 == *+* ]] && options=${1#*+}
+  case $base in
+    ddp) [[ -z $options ]] || { echo "${0##*/}: ddp takes no options ($1)" >&2; exit 2; }
+      echo "--set parallel.reducer=ddp --set parallel.overlap=true $ddp_buckets" ;;
     ddap-*-blocking | ddap-*-overlapped)
-      local merge=${1#ddap-} mode=${1##*-}
+      local merge=${base#ddap-} mode=${base##*-}
       merge=${merge%-*}
       echo "--set parallel.reducer=ddap --set parallel.merge=$merge --set parallel.merge_every=$MERGE_EVERY" \
         "--set parallel.merge_mode=$mode --set parallel.merge_delay=$MERGE_DELAY"
+      local option
+      for option in ${options//+/ }; do
+        case $option in
+          int8 | int4) echo "--set parallel.merge_wire=$option" ;;
+          sync[0-9]*) echo "--set parallel.sync_steps=${option#sync}" ;;
+          *) echo "${0##*/}: unknown option $option in $1" >&2; exit 2 ;;
+        esac
+      done
       ;;
     *) echo "${0##*/}: unknown configuration $1" >&2; exit 2 ;;
   esac
 }
+for config in $configs; do reducer_settings "$config" >/dev/null; done  # an unknown one stops here, before any run
 
 # The data set and tokenizer, prepared once on the host (every node sees the
 # same file system).

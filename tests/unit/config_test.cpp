@@ -89,8 +89,9 @@ TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
   const auto e = load_experiment(write("[parallel]\nreducer = \"ddap\"\nmerge = \"diloco\"\nmerge_wire = \"int8\"\n"));
   EXPECT_EQ(e.parallel.merge_wire, MergeWireKind::kInt8);
   EXPECT_EQ(load_experiment(write("")).parallel.merge_wire, MergeWireKind::kFp32);
-  EXPECT_EQ(load_experiment(write("[parallel]\nreducer = \"ddap\"\n"), {"parallel.merge_wire=int4"}).parallel.merge_wire,
-            MergeWireKind::kInt4);
+  EXPECT_EQ(
+      load_experiment(write("[parallel]\nreducer = \"ddap\"\n"), {"parallel.merge_wire=int4"}).parallel.merge_wire,
+      MergeWireKind::kInt4);
   EXPECT_NE(error_of("[parallel]\nmerge_wire = \"int8\"\n").find("parallel.merge_wire is how DDAP's merges travel"),
             std::string::npos);
   const std::string ties = error_of("[parallel]\nreducer = \"ddap\"\nmerge = \"ties\"\n", {"parallel.merge_wire=int8"});

@@ -105,13 +105,13 @@ void DdapReducer::gather_replicas(ckpt::Snapshot& s, const DdapState& d) {
       ++i;
     }
     std::int64_t offset = 3 * n;  // the optional parts, in mine_parts' order
-    const auto take = [&](const std::string& name, std::int64_t count) {
-      s.tensors.emplace_back(group + "/" + name, values.narrow(0, offset, count).clone());
+    const auto take = [&](const std::string& slash_name, std::int64_t count) {
+      s.tensors.emplace_back(group + slash_name, values.narrow(0, offset, count).clone());
       offset += count;
     };
-    if (d.started_at >= 0) take("ddap_theta_at_start", n);
-    if (d.moments_at_start.defined()) take("ddap_moments_at_start", 2 * n);
-    if (d.residual.defined()) take("ddap_residual", n);
+    if (d.started_at >= 0) take("/ddap_theta_at_start", n);
+    if (d.moments_at_start.defined()) take("/ddap_moments_at_start", 2 * n);
+    if (d.residual.defined()) take("/ddap_residual", n);
   }
 }
 

@@ -97,7 +97,7 @@ TEST_F(MpiCommunicatorTest, BytesSentFollowTheBusBandwidthConvention) {
   const auto w = static_cast<std::uint64_t>(n);
   std::vector<float> v(1000, 1.0F);
   fresh.allreduce(v.data(), v.size(), DType::kFloat32, ReduceOp::kSum);
-  std::uint64_t expected = n > 1 ? 4000 * 2 * (w - 1) / w : 0;
+  std::uint64_t expected = n > 1 ? std::uint64_t{8000} * (w - 1) / w : 0;
   EXPECT_EQ(fresh.bytes_sent(), expected);
   fresh.broadcast(v.data(), v.size(), DType::kFloat32, 0);
   expected += n > 1 ? 4000 : 0;

@@ -34,6 +34,7 @@ constexpr double kDdapTokenCost = 1.5;
 struct StepTime {
   double seconds = 0;           // the slowest rank's median
   std::int64_t parameters = 0;  // of the model measured
+  double bytes_sent = 0;        // per timed step, by this rank's reducer (the communicators' count)
 };
 
 // The slowest rank's time, gathered in nanoseconds (the communicators reduce no doubles).
@@ -52,12 +53,15 @@ StepTime median_step(const config::Experiment& base, const std::vector<std::stri
   const config::Experiment e = config::load_experiment_text(base.resolved_toml, base.path, all);
   double median = 0;
   std::int64_t parameters = 0;
+  double bytes_sent = 0;
   {
     train::Trainer trainer(
         e, world, env,
         {std::make_unique<train::RandomTokens>(e.data.vocab_size, e.data.seq_len, e.job.seed), e.data.vocab_size});
     std::vector<double> seconds;
+    std::uint64_t before_timed = 0;
     for (int i = 0; i < options.warmup + options.steps; ++i) {
+      if (i == options.warmup) before_timed = trainer.bytes_sent();
       const auto start = std::chrono::steady_clock::now();
       (void)trainer.train_step();
       if (i >= options.warmup)
@@ -66,8 +70,9 @@ StepTime median_step(const config::Experiment& base, const std::vector<std::stri
     std::sort(seconds.begin(), seconds.end());
     median = seconds[seconds.size() / 2];
     parameters = trainer.model().parameter_count();
+    bytes_sent = static_cast<double>(trainer.bytes_sent() - before_timed) / static_cast<double>(options.steps);
   }
-  return {slowest(median, world), parameters};
+  return {slowest(median, world), parameters, bytes_sent};
 }
 
 struct MergeCost {
@@ -162,7 +167,8 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
     }
     const StepTime local_step = median_step(e, local, world, env, options);
     const double compute = local_step.seconds;
-    const double ddp_step = median_step(e, ddp, world, env, options).seconds;
+    const StepTime ddp_measured = median_step(e, ddp, world, env, options);
+    const double ddp_step = ddp_measured.seconds;
 
     // One allreduce of the model, as a merge sends it (fp32, over MPI).
     const std::int64_t parameters = local_step.parameters;
@@ -174,9 +180,10 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
 
     const double exposed = std::max(0.0, ddp_step - compute);
     // What a rank sends by the communicators' count (comm/communicator.h):
-    // DDP one allreduce of the gradients a step (bf16: half).
+    // DDP's as its reducer counted it in the timed steps (an allreduce of the
+    // gradients; under ZeRO-1 a reduce-scatter and the weights' allgather).
     const double ring = 2.0 * static_cast<double>(world.size() - 1) / static_cast<double>(world.size());
-    const double ddp_bytes = ring * static_cast<double>(bytes) * (e.parallel.bf16_compression ? 0.5 : 1.0);
+    const double ddp_bytes = ddp_measured.bytes_sent;
     fmt::print(
         "plan: model {:.2f}M parameters: {:.1f} MB of fp32 weights, the size of DDP's gradients every step{}\n"
         "  step without communication (a DDAP local step)   {:8.1f} ms\n"

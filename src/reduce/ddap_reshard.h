@@ -9,7 +9,7 @@
 //     momentum steps once) and the merge is counted;
 //  3. the AdamW moments are the mean of the replicas' (both moments, whatever
 //     merge_moments says), the step counts those every replica shares;
-//  4. with an int8 wire, every new rank's residual (error feedback) is the
+//  4. with a quantized wire, every new rank's residual (error feedback) is the
 //     mean of the old ranks' residuals, so the next merge still carries
 //     what the old ones owed.
 // Kept: the merged model, the outer momentum, the counters, the residuals'

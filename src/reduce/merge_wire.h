@@ -9,8 +9,9 @@
 //   int8  each block of 128 values as one fp32 scale and 128 int8 values
 //         (quantized_merge_wire.h): about a quarter of fp32's bytes. What the
 //         rounding leaves out is this rank's residual, added to its next
-//         merge's values (error feedback), so no part of any update is lost,
-//         only delayed. The mean rules only (average, diloco).
+//         merge's values (error feedback), so no part of an update is lost,
+//         only delayed (but for the last merge's). The mean rules only
+//         (average, diloco).
 //   int4  the same with values in [-7, 7], two to a byte: 7.5x fewer bytes
 //         than fp32.
 #pragma once

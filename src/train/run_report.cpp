@@ -25,8 +25,7 @@ void RunReport::set_speed_basis(double tokens_per_step, double flops_per_token, 
 void RunReport::start_training(std::int64_t step, std::uint64_t bytes_sent) {
   start_step_ = step;
   bytes_at_start_ = bytes_sent;
-  bytes_at_window_ = bytes_sent;
-  window_.start_timing(step);
+  window_.start_timing(step, bytes_sent);
   train_start_ = Clock::now();
 }
 
@@ -40,9 +39,7 @@ void RunReport::exclude(double seconds) {
 }
 
 void RunReport::train_record(std::int64_t step, double lr, const optim::GradClip& clip, std::uint64_t bytes_sent) {
-  const double sent_per_step = static_cast<double>(bytes_sent - bytes_at_window_) /
-                               static_cast<double>(std::max<std::int64_t>(window_.steps_since_start(step), 1));
-  bytes_at_window_ = bytes_sent;
+  const double sent_per_step = window_.sent_per_step(bytes_sent);
   const double tokens_per_s = tokens_per_second(static_cast<double>(window_.steps_since_start(step)) * tokens_per_step_,
                                                 window_.training_seconds());
   const double mfu = model_flops_utilization(tokens_per_s, flops_per_token_, peak_flops_, ranks_);
@@ -61,7 +58,7 @@ void RunReport::train_record(std::int64_t step, double lr, const optim::GradClip
       fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.3e} | {:.0f} tok/s | MFU {:.1f}% | {:.3g} MB sent/step | ETA {}",
                   step, total_steps_, window_.mean_loss(), lr, tokens_per_s, 100 * mfu, sent_per_step / 1e6,
                   support::format_duration(eta)));
-  window_.restart(step);
+  window_.restart(step, bytes_sent);
 }
 
 void RunReport::evaluation(std::int64_t step, const Evaluation& raw, const std::optional<Evaluation>& average,

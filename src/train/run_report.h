@@ -75,7 +75,8 @@ class RunReport {
 
   // Drops metric records of steps after `step`, which run again (a resume).
   std::size_t resume_at(std::int64_t step) { return log_.resume_at(step); }
-  void save(ckpt::Snapshot& snapshot) const { window_.save(snapshot); }
+  // The log window's state, the reducer's count being `bytes_sent` now.
+  void save(ckpt::Snapshot& snapshot, std::uint64_t bytes_sent) const { window_.save(snapshot, bytes_sent); }
   void load(const ckpt::CheckpointReader& checkpoint) { window_.load(checkpoint); }
 
  private:
@@ -90,8 +91,7 @@ class RunReport {
   double peak_flops_ = 0;
   int ranks_ = 1;
   std::int64_t start_step_ = 0;
-  std::uint64_t bytes_at_start_ = 0;   // the reducer's count when training (re)started
-  std::uint64_t bytes_at_window_ = 0;  // and when the log window started
+  std::uint64_t bytes_at_start_ = 0;  // the reducer's count when training (re)started
   Clock::time_point wall_start_ = Clock::now();
   Clock::time_point train_start_ = Clock::now();
   double eval_seconds_ = 0;     // left out of the training time

@@ -134,8 +134,9 @@ void Trainer::register_checkpointed_state() {
                            [this](const ckpt::CheckpointReader& c) { reducer_->load(c); }});
   checkpointed_.push_back({[this](ckpt::Snapshot& s) { data_->save(s); },  // the sampler's position
                            [this](const ckpt::CheckpointReader& c) { data_->load(c); }});
-  checkpointed_.push_back({[this](ckpt::Snapshot& s) { report_.save(s); },  // the log window's losses
-                           [this](const ckpt::CheckpointReader& c) { report_.load(c); }});
+  checkpointed_.push_back(
+      {[this](ckpt::Snapshot& s) { report_.save(s, reducer_->bytes_sent()); },  // the log window's losses
+       [this](const ckpt::CheckpointReader& c) { report_.load(c); }});
   checkpointed_.push_back({[this](ckpt::Snapshot& s) { checkpointer_->save(s); },  // the best checkpoint
                            [this](const ckpt::CheckpointReader& c) { checkpointer_->load(c); }});
   if (weight_average_) {

@@ -83,6 +83,8 @@ class Trainer {
   [[nodiscard]] std::int64_t step() const { return step_; }
   [[nodiscard]] model::LanguageModel& model() { return *model_; }
   [[nodiscard]] double flops_per_token() const { return flops_per_token_; }
+  // Bytes this rank's reducer has sent (Reducer::bytes_sent).
+  [[nodiscard]] std::uint64_t bytes_sent() const { return reducer_->bytes_sent(); }
   // The matmul peak of this rank, FLOP/s, measured at start-up (bf16 for a
   // bf16 run on a GPU, else fp32: train/throughput.h).
   [[nodiscard]] double peak_flops() const { return peak_; }

@@ -41,5 +41,11 @@ strip "$work/straight/metrics.jsonl" >"$work/a"
 strip "$work/split/metrics.jsonl" >"$work/b"
 diff "$work/a" "$work/b" || { echo "FAIL: the logged metrics differ"; exit 1; }
 records=$(wc -l <"$work/a")
-((records >= 2 * n)) || { echo "FAIL: only $records metric records"; exit 1; }
-echo "ok: all $records metric records identical (loss, lr, grad_norm, eval loss and perplexity)"
+# Records there must be: train records after the resume, the last step's among them.
+after=$(/usr/bin/python3 -c '
+import json, sys
+n = int(sys.argv[2])
+steps = [r["step"] for r in map(json.loads, open(sys.argv[1])) if r["kind"] == "train" and r["step"] > n]
+print(len(steps) if 2 * n in steps else 0)' "$work/straight/metrics.jsonl" "$n")
+((after >= 1)) || { echo "FAIL: no train record after step $n up to step $((2 * n))"; exit 1; }
+echo "ok: all $records metric records identical (loss, lr, grad_norm, sent bytes, eval loss and perplexity)"

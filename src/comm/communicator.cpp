@@ -20,21 +20,23 @@ WorkPtr Communicator::broadcast_async(void* data, std::size_t count, DType dtype
   return start_broadcast(data, count, dtype, root);
 }
 
-WorkPtr Communicator::allgather_async(const void* send, void* recv, std::size_t count, DType dtype) {
+void Communicator::count_exchanged(std::size_t count, DType dtype) {
   const auto ranks = static_cast<std::uint64_t>(size());
   count_sent(count * element_size(dtype) * ranks, ranks - 1);
+}
+
+WorkPtr Communicator::allgather_async(const void* send, void* recv, std::size_t count, DType dtype) {
+  count_exchanged(count, dtype);
   return start_allgather(send, recv, count, dtype);
 }
 
 WorkPtr Communicator::reduce_scatter_async(const void* send, void* recv, std::size_t count, DType dtype, ReduceOp op) {
-  const auto ranks = static_cast<std::uint64_t>(size());
-  count_sent(count * element_size(dtype) * ranks, ranks - 1);
+  count_exchanged(count, dtype);
   return start_reduce_scatter(send, recv, count, dtype, op);
 }
 
 WorkPtr Communicator::alltoall_async(const void* send, void* recv, std::size_t count, DType dtype) {
-  const auto ranks = static_cast<std::uint64_t>(size());
-  count_sent(count * element_size(dtype) * ranks, ranks - 1);
+  count_exchanged(count, dtype);
   return start_alltoall(send, recv, count, dtype);
 }
 

@@ -93,6 +93,9 @@ class Communicator {
  private:
   // Adds `numerator` / size() of `bytes` (nothing on one rank).
   void count_sent(std::size_t bytes, std::uint64_t numerator);
+  // An exchange of `count` elements per rank (allgather, reduce-scatter,
+  // alltoall): (W-1)/W of the whole buffer.
+  void count_exchanged(std::size_t count, DType dtype);
 
   std::atomic<std::uint64_t> bytes_sent_{0};
 };

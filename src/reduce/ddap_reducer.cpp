@@ -23,7 +23,6 @@ DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::Language
       control_(control) {
   broadcast_parameters(model_, comm_);
   anchor_ = flatten_parameters(model_);
-  if (parallel_.merge_wire != config::MergeWireKind::kFp32) residual_ = torch::zeros_like(anchor_);
   seen_bytes_ = comm_.bytes_sent();
 }
 
@@ -240,11 +239,8 @@ DdapState DdapReducer::state() {
 void DdapReducer::restore(const DdapState& state) {
   anchor_ = state.anchor.clone();
   momentum_ = state.momentum.defined() ? state.momentum.clone() : at::Tensor();
-  // A checkpoint without a residual (format 5, or an fp32 wire's): none owed.
+  // A checkpoint without a residual (format 5, an fp32 wire's, none merged yet): none owed.
   residual_ = state.residual.defined() ? state.residual.clone() : at::Tensor();
-  if (!residual_.defined() && parallel_.merge_wire != config::MergeWireKind::kFp32) {
-    residual_ = torch::zeros_like(anchor_);
-  }
   merges_ = state.merges;
   last_step_ = state.last_step;
   last_merge_applied_for_ = state.last_merge_applied_for;

@@ -134,7 +134,7 @@ class DdapReducer final : public Reducer {
   comm::Communicator& control_;
   at::Tensor anchor_;
   at::Tensor momentum_;  // diloco's outer momentum
-  at::Tensor residual_;  // what this rank's last merge left unsent (a lossy wire)
+  at::Tensor residual_;  // what this rank's last merge left unsent (a lossy wire; undefined before its first merge)
   std::int64_t merges_ = 0;
   // The byte count: reported_bytes_ so far; comm_.bytes_sent() when last
   // counted; what the merge in flight sent before a checkpoint (restored).

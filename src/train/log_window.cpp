@@ -22,8 +22,7 @@ void LogWindow::add_loss(double mean_loss) {
 }
 
 double LogWindow::sent_per_step(std::uint64_t bytes_sent) const {
-  const std::uint64_t sent = bytes_before_ + (bytes_sent - bytes_at_start_);
-  return static_cast<double>(sent) / static_cast<double>(steps_ > 0 ? steps_ : 1);
+  return static_cast<double>(sent(bytes_sent)) / static_cast<double>(steps_ > 0 ? steps_ : 1);
 }
 
 double LogWindow::training_seconds() const {
@@ -33,8 +32,7 @@ double LogWindow::training_seconds() const {
 void LogWindow::save(ckpt::Snapshot& snapshot, std::uint64_t bytes_sent) const {
   snapshot.ints.emplace_back("log_window_steps", steps_);
   snapshot.reals.emplace_back("log_window_loss", loss_);
-  snapshot.ints.emplace_back("log_window_bytes",
-                             static_cast<std::int64_t>(bytes_before_ + (bytes_sent - bytes_at_start_)));
+  snapshot.ints.emplace_back("log_window_bytes", static_cast<std::int64_t>(sent(bytes_sent)));
 }
 
 void LogWindow::load(const ckpt::CheckpointReader& checkpoint) {

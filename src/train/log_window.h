@@ -39,6 +39,11 @@ class LogWindow {
   void load(const ckpt::CheckpointReader& checkpoint);
 
  private:
+  // Bytes sent in the window, the reducer's count being `bytes_sent` now.
+  [[nodiscard]] std::uint64_t sent(std::uint64_t bytes_sent) const {
+    return bytes_before_ + (bytes_sent - bytes_at_start_);
+  }
+
   double loss_ = 0;  // the sum of the agreed mean losses added
   std::int64_t steps_ = 0;
   std::uint64_t bytes_before_ = 0;    // sent in this window before its timing started (a resume)

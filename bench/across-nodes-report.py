@@ -48,15 +48,29 @@ def label(config, settings):
     _, merge, mode = base.split("-")
     detail = f", applied {settings.get('merge_delay', '?')} steps later" if mode == "overlapped" else ""
     for option in options:
-        detail += f", {option[len('sync'):]} synchronous steps first" if option.startswith("sync") else f", {option} wire"
+        if option.startswith("sync"):
+            detail += f", {option[len('sync'):]} synchronous steps first"
+        elif option.startswith("frag"):
+            detail += f", streamed in {option[len('frag'):]} fragments"
+        else:
+            detail += f", {option} wire"
     return f"DDAP {merge}, H={settings.get('merge_every', '?')}, {mode}{detail}"
 
 
 def load_run(path):
     evals, summary = [], None
+    # The bytes each rank sent, from the train records (each the mean over the
+    # steps since the one before); runs from before the count have none.
+    sent, covered, counted = 0.0, 0, True
     with open(path) as f:
         for line in f:
             r = json.loads(line)
+            if r["kind"] == "train":
+                if "sent_bytes_per_step" in r:
+                    sent += r["sent_bytes_per_step"] * (r["step"] - covered)
+                else:
+                    counted = False
+                covered = r["step"]
             if r["kind"] == "eval":
                 if r.get("eval_full") != 1:
                     sys.exit(f"{path}: step {r['step']}: an evaluation of part of the split ({r.get('eval_sequences')} "
@@ -75,7 +89,8 @@ def load_run(path):
         sys.exit(f"{path}: the final evaluation did not read the whole validation split")
     return {"evals": evals, "tokens_per_s": summary["tokens_per_s"], "final_loss": summary["eval_loss"],
             "eval_tokens": summary["eval_tokens"], "train_s": summary["train_s"], "steps": summary["step"],
-            "commit": commit, "duration_s": duration, "peak_gflops": matmul_peak(os.path.join(here, "job.out"))}
+            "commit": commit, "duration_s": duration, "peak_gflops": matmul_peak(os.path.join(here, "job.out")),
+            "mb_per_step": sent / covered / 1e6 if counted and covered else None}
 
 
 def matmul_peak(path):
@@ -186,8 +201,9 @@ def main(results, docs):
         out += [f"## {RATE_LABEL[rate]} (allreduce busbw {busbw[rate]:.3f} GB/s at 16 MiB)", "",
                 f"Target: {target:.4f} nats (DDP's final {base['final_loss']:.4f} x {TARGET_MARGIN}).", "",
                 "| reducer | time to target s | x sooner than DDP | tokens/s | x DDP | final eval loss | vs DDP |"
-                " x sooner at its own final loss | x DDP's tokens | matmul peak GFLOP/s |",
-                "|---|---|---|---|---|---|---|---|---|---|"]
+                " x sooner at its own final loss | x DDP's tokens | MB sent per step | x fewer bytes |"
+                " matmul peak GFLOP/s |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         best = closest = None
         speed_ratios, token_ratios = [], []  # DDAP runs' x DDP's tokens/s and x DDP's tokens
         for config in CONFIGS:
@@ -210,13 +226,18 @@ def main(results, docs):
                 if token_ratio is not None:
                     token_ratios.append(token_ratio)
             peak = "-" if run["peak_gflops"] is None else f"{run['peak_gflops']:.0f}"
+            # Runs measured before the communicators counted bytes have no figure.
+            mb = "-" if run["mb_per_step"] is None else f"{run['mb_per_step']:.3f}"
+            fewer = "-" if run["mb_per_step"] is None or not base["mb_per_step"] else \
+                f"{base['mb_per_step'] / run['mb_per_step']:.1f}"
             if own_sooner is not None and (closest is None or gap < closest[2]):
                 closest = (config, own_sooner, gap)
             out.append(f"| {label(config, settings)} | {'not reached' if reached is None else f'{reached:.0f}'} | "
                        f"{'-' if sooner is None else f'{sooner:.2f}'} | {run['tokens_per_s']:.0f} | "
                        f"{speed_ratio:.2f} | {run['final_loss']:.4f} | "
                        f"{100 * gap:+.1f}% | {'-' if own_sooner is None else f'{own_sooner:.2f}'} | "
-                       f"{'-' if config == 'ddp' or token_ratio is None else f'{token_ratio:.2f}'} | {peak} |")
+                       f"{'-' if config == 'ddp' or token_ratio is None else f'{token_ratio:.2f}'} | {mb} | {fewer} | "
+                       f"{peak} |")
             if config != "ddp" and sooner is not None and (best is None or sooner > best[1]):
                 best = (config, sooner, gap)
         out.append("")

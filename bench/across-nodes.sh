@@ -23,7 +23,16 @@
 #                       every MERGE_EVERY steps, blocking or overlapped (applied
 #                       MERGE_DELAY steps later); a DDAP configuration's
 #                       options after "+": int8 or int4 (parallel.merge_wire),
-#                       syncN (parallel.sync_steps = N).
+#                       syncN (parallel.sync_steps = N), fragN (streaming:
+#                       parallel.merge_fragments = N);
+#   the chosen ones:    `--configs chosen`: DDP and the DDAP configurations
+#                       chosen by bench/ddap-tokens-to-target.sh on the
+#                       validation split (docs/reducers.md, "Quantized merges,
+#                       measured" and "Streaming merges, measured"): the
+#                       fewest bytes for their tokens (diloco, int4: 1.63x
+#                       DDP's tokens, 120x fewer bytes) and the fewest tokens
+#                       (diloco after 100 synchronous steps, int4: 0.83x
+#                       DDP's tokens, 3.9x fewer bytes).
 # Each rank's 8 sequences per step go through one micro-batch, so all of DDP's
 # backward can overlap communication. Results (metrics.jsonl per run, the
 # link's allreduce bandwidth) go to OUT; bench/across-nodes-report.py then
@@ -50,6 +59,7 @@ STEPS=400
 # 400,000 lines (the quickstart itself now trains it on 100,000).
 readonly DATA="--set data.tokenizer_max_lines=400000"
 rates="100mbit"
+readonly CHOSEN="ddp ddap-diloco-blocking+int4 ddap-diloco-blocking+sync100+int4"
 configs="ddp ddap-average-blocking ddap-average-overlapped ddap-ties-blocking ddap-ties-overlapped
          ddap-diloco-blocking ddap-diloco-overlapped"
 report_only=false
@@ -64,6 +74,7 @@ while (($#)); do
   esac
 done
 out=$(mkdir -p "$out" && cd "$out" && pwd)
+[[ $configs == chosen ]] && configs=$CHOSEN
 # The results in bench/results/across-nodes report into docs/; others (an
 # --out of their own, such as a longer run's) beside them, in OUT/report/.
 report_to=$out/report
@@ -84,7 +95,8 @@ ddp_buckets="--set parallel.bucket_cap_mb=2"
 
 reducer_settings() {  # CONFIG -> --set options
   # A DDAP configuration may carry options after "+": int8 or int4 (the merge
-  # wire), syncN (N synchronous steps first), e.g. ddap-diloco-blocking+sync100+int4.
+  # wire), syncN (N synchronous steps first), fragN (N fragments merged in
+  # turn), e.g. ddap-diloco-blocking+sync100+int4.
   local base=${1%%+*} options=
   [[ $1 == *+* ]] && options=${1#*+}
   case $base in
@@ -100,6 +112,7 @@ reducer_settings() {  # CONFIG -> --set options
         case $option in
           int8 | int4) echo "--set parallel.merge_wire=$option" ;;
           sync[0-9]*) echo "--set parallel.sync_steps=${option#sync}" ;;
+          frag[0-9]*) echo "--set parallel.merge_fragments=${option#frag}" ;;
           *) echo "${0##*/}: unknown option $option in $1" >&2; exit 2 ;;
         esac
       done

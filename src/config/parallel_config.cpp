@@ -7,6 +7,42 @@
 
 namespace hpctrain::config {
 
+namespace {
+
+// Streaming merges: DDAP's, one fragment in flight at a time, the weights only.
+void check_fragments(const ParallelConfig& p, const SectionReader& section) {
+  if (p.merge_fragments == 1) return;
+  if (p.reducer != ReducerKind::kDdap) {
+    throw ConfigError(
+        fmt::format("{}: parallel.merge_fragments streams DDAP's merges; it needs parallel.reducer = \"ddap\"",
+                    section.origins({{"parallel", "merge_fragments"}, {"parallel", "reducer"}})));
+  }
+  if (p.merge_fragments > p.merge_every) {
+    throw ConfigError(
+        fmt::format("{}: parallel.merge_fragments = {} is more than merge_every = {}: each fragment merges once every "
+                    "merge_every steps, one fragment a step at most",
+                    section.origins({{"parallel", "merge_fragments"}, {"parallel", "merge_every"}}), p.merge_fragments,
+                    p.merge_every));
+  }
+  if (p.merge_moments) {
+    throw ConfigError(
+        fmt::format("{}: parallel.merge_moments merges the whole model's AdamW moments at once; it "
+                    "cannot stream in fragments (set one of them off)",
+                    section.origins({{"parallel", "merge_moments"}, {"parallel", "merge_fragments"}})));
+  }
+  const std::int64_t gap = p.merge_every / p.merge_fragments;
+  if (p.merge_mode == MergeMode::kOverlapped && p.merge_delay > gap) {
+    throw ConfigError(fmt::format(
+        "{}: parallel.merge_delay = {} is longer than the {} step(s) between two fragments' merges (merge_every / "
+        "merge_fragments): one fragment's merge would still be in flight when the next starts; use merge_delay "
+        "<= {}",
+        section.origins({{"parallel", "merge_delay"}, {"parallel", "merge_every"}, {"parallel", "merge_fragments"}}),
+        p.merge_delay, gap, gap));
+  }
+}
+
+}  // namespace
+
 ParallelConfig ParallelConfig::read(SectionReader section) {
   ParallelConfig p;
   p.reducer = section.choice("reducer", p.reducer);
@@ -25,6 +61,7 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
   p.merge_mode = section.choice("merge_mode", p.merge_mode);
   p.merge_delay = section.integer("merge_delay", p.merge_delay, 0, kNoLimit);
   p.merge_moments = section.boolean("merge_moments", p.merge_moments);
+  p.merge_fragments = section.integer("merge_fragments", p.merge_fragments, 1, 4096);
   p.merge_wire = section.choice("merge_wire", p.merge_wire);
   p.outer_lr = section.number("outer_lr", p.outer_lr, 0.0, 100.0);
   p.outer_momentum = section.number("outer_momentum", p.outer_momentum, 0.0, 1.0);
@@ -49,6 +86,7 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
         "rank's signs (use average or diloco)",
         section.origins({{"parallel", "merge_wire"}, {"parallel", "merge"}}), name_of(p.merge_wire)));
   }
+  check_fragments(p, section);
   return p;
 }
 

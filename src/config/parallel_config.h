@@ -64,6 +64,9 @@ struct ParallelConfig {
   MergeMode merge_mode = MergeMode::kBlocking;
   std::int64_t merge_delay = 1;  // k: steps an overlapped merge stays in flight
   bool merge_moments = false;    // merge AdamW's moments with the weights
+  // Streaming: the model merges in this many fragments, one every H/P steps
+  // on a staggered schedule (reduce/merge_fragments.h).
+  std::int64_t merge_fragments = 1;
   // How the outer gradients travel: fp32, or int8 or int4 with error feedback (reduce/merge_wire.h).
   MergeWireKind merge_wire = MergeWireKind::kFp32;
   double outer_lr = 0.7;        // diloco

@@ -9,6 +9,17 @@
 #include "reduce/weights_broadcast.h"
 
 namespace hpctrain::reduce {
+namespace {
+
+std::vector<std::int64_t> parameter_sizes(const model::LanguageModel& model) {
+  std::vector<std::int64_t> sizes;
+  for (const auto& p : model.parameters()) sizes.push_back(p.numel());
+  return sizes;
+}
+
+bool whole(FlatRange range, const at::Tensor& flat) { return range.begin == 0 && range.end == flat.numel(); }
+
+}  // namespace
 
 DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::LanguageModel& model, optim::AdamW& optimizer,
                          comm::Communicator& merges, comm::Communicator& control,
@@ -16,6 +27,7 @@ DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::Language
     : Reducer(model, optimizer),
       parallel_(parallel),
       rule_(MergeRule::of(parallel)),
+      fragments_(parameter_sizes(model), parallel.merge_fragments, parallel.merge_every),
       wire_(make_merge_wire(parallel, rule_, merges.size())),
       overlapped_(parallel.merge_mode == config::MergeMode::kOverlapped),
       owned_(std::move(owned)),
@@ -34,9 +46,14 @@ void DdapReducer::count_bytes() {
 }
 
 std::string DdapReducer::describe() const {
-  return fmt::format("reducer ddap: {}{} merge every {} steps, {}{}, {} wire{}",
+  return fmt::format("reducer ddap: {}{} merge every {} steps{}, {}{}, {} wire{}",
                      parallel_.sync_steps > 0 ? fmt::format("{} synchronous steps, then ", parallel_.sync_steps) : "",
-                     config::name_of(parallel_.merge), parallel_.merge_every, config::name_of(parallel_.merge_mode),
+                     config::name_of(parallel_.merge), parallel_.merge_every,
+                     parallel_.merge_fragments > 1
+                         ? fmt::format(" in {} fragments (one every {} steps)", parallel_.merge_fragments,
+                                       parallel_.merge_every / parallel_.merge_fragments)
+                         : "",
+                     config::name_of(parallel_.merge_mode),
                      overlapped_ ? fmt::format(" (applied {} step(s) later)", parallel_.merge_delay) : "",
                      wire_->describe(), parallel_.merge_moments ? ", AdamW moments merged too" : "");
 }
@@ -108,7 +125,7 @@ void DdapReducer::gather_replicas(ckpt::Snapshot& s, const DdapState& d) {
       s.tensors.emplace_back(group + slash_name, values.narrow(0, offset, count).clone());
       offset += count;
     };
-    if (d.started_at >= 0) take("/ddap_theta_at_start", n);
+    if (d.started_at >= 0) take("/ddap_theta_at_start", d.merging.size());
     if (d.moments_at_start.defined()) take("/ddap_moments_at_start", 2 * n);
     if (d.residual.defined()) take("/ddap_residual", n);
   }
@@ -140,7 +157,23 @@ void DdapReducer::save(ckpt::Snapshot& s) {
                                {"ddap_last_step", d.last_step},
                                {"ddap_last_merge_applied_for", d.last_merge_applied_for},
                                {"ddap_started_at", d.started_at}});
-  if (d.started_at >= 0) s.ints.emplace_back("ddap_merge_bytes", d.merge_bytes);
+  if (d.started_at >= 0) {
+    s.ints.insert(s.ints.end(), {{"ddap_merge_bytes", d.merge_bytes},
+                                 {"ddap_merge_begin", d.merging.begin},
+                                 {"ddap_merge_end", d.merging.end}});
+  }
+}
+
+FlatRange merge_in_flight_range(const ckpt::CheckpointReader& c, std::int64_t n) {
+  if (!c.file().has_attribute("ddap_merge_begin") && !c.file().has_attribute("ddap_merge_end")) return {0, n};
+  const FlatRange range{c.integer("ddap_merge_begin", 0), c.integer("ddap_merge_end", 1)};
+  if (range.begin >= range.end || range.end > n) {
+    throw ckpt::CheckpointError(
+        fmt::format("{}: the merge in flight covers values [{}, {}), not a part of the {} "
+                    "parameters' values (attributes ddap_merge_begin, ddap_merge_end)",
+                    c.name(), range.begin, range.end, n));
+  }
+  return range;
 }
 
 void DdapReducer::load(const ckpt::CheckpointReader& c) {
@@ -169,8 +202,9 @@ void DdapReducer::load(const ckpt::CheckpointReader& c) {
   if (d.started_at >= 0) {
     // Format 5 did not count bytes: its merge in flight counts as none.
     if (c.file().has_attribute("ddap_merge_bytes")) d.merge_bytes = c.integer("ddap_merge_bytes", 0);
-    d.theta_at_start = c.tensor(group + "/ddap_theta_at_start", n, torch::kFloat32).to(device);
-    d.merged = c.tensor("ddap/merged", n, torch::kFloat32).to(device);
+    d.merging = merge_in_flight_range(c, n);
+    d.theta_at_start = c.tensor(group + "/ddap_theta_at_start", d.merging.size(), torch::kFloat32).to(device);
+    d.merged = c.tensor("ddap/merged", d.merging.size(), torch::kFloat32).to(device);
     if (c.has("ddap/merged_moments")) {
       d.moments_at_start = c.tensor(group + "/ddap_moments_at_start", 2 * n, torch::kFloat32).to(device);
       d.merged_moments = c.tensor("ddap/merged_moments", 2 * n, torch::kFloat32).to(device);
@@ -198,9 +232,10 @@ void DdapReducer::after_optimizer_step(std::int64_t step, bool epoch_end) {
     return;
   }
   if (merged_.valid() && step - started_at_ >= parallel_.merge_delay) apply();
-  if ((step - parallel_.sync_steps) % parallel_.merge_every == 0 || epoch_end) {
+  const std::optional<FlatRange> due = epoch_end ? fragments_.whole() : fragments_.due(step - parallel_.sync_steps);
+  if (due) {
     if (merged_.valid()) apply();  // never two merges in flight
-    start(step, overlapped_);
+    start(step, *due, overlapped_);
     if (!overlapped_) apply();
   }
 }
@@ -209,7 +244,7 @@ void DdapReducer::finish() {
   if (merged_.valid()) apply();
   if (last_step_ <= parallel_.sync_steps) return;  // the replicas are one model
   if (last_merge_applied_for_ == last_step_ && !overlapped_) return;
-  start(last_step_, false);  // the last merge blocks, whatever the mode
+  start(last_step_, fragments_.whole(), false);  // the last merge blocks, whatever the mode
   apply();
 }
 
@@ -225,6 +260,7 @@ DdapState DdapReducer::state() {
     const Merged merged = merged_.get();
     merged_ = ready(merged);
     s.started_at = started_at_;
+    s.merging = merging_;
     s.merge_bytes = static_cast<std::int64_t>(comm_.bytes_sent() - seen_bytes_ + restored_merge_bytes_);
     s.theta_at_start = theta_at_start_.clone();
     s.merged = merged.delta.clone();
@@ -248,6 +284,7 @@ void DdapReducer::restore(const DdapState& state) {
   seen_bytes_ = comm_.bytes_sent();
   restored_merge_bytes_ = state.started_at >= 0 ? static_cast<std::uint64_t>(state.merge_bytes) : 0;
   started_at_ = state.started_at;
+  merging_ = state.merging;
   theta_at_start_ = at::Tensor();
   moments_at_start_ = at::Tensor();
   if (state.started_at >= 0) {
@@ -261,18 +298,24 @@ void DdapReducer::restore(const DdapState& state) {
   }
 }
 
-void DdapReducer::start(std::int64_t step, bool overlapped) {
+void DdapReducer::start(std::int64_t step, FlatRange range, bool overlapped) {
   started_at_ = step;
-  theta_at_start_ = flatten_parameters(model_);
+  merging_ = range;
+  const at::Tensor theta = flatten_parameters(model_);
+  theta_at_start_ = whole(range, theta) ? theta : theta.narrow(0, range.begin, range.size()).clone();
+  // Whole-model merges only (the config refuses merge_moments with fragments).
   moments_at_start_ =
       parallel_.merge_moments ? flatten(moments_in_order(optim::adam_state(optimizer_, model_))) : at::Tensor();
-  // This rank's outer gradient, with what its last merge left unsent; the
-  // wire's residual is owed to the next merge.
-  at::Tensor delta = theta_at_start_ - anchor_;
-  if (residual_.defined()) delta += residual_;
+  // This rank's outer gradient, with what its last merge of these values
+  // left unsent; the wire's residual is owed to their next merge.
+  at::Tensor delta = theta_at_start_ - anchor_.narrow(0, range.begin, range.size());
+  if (residual_.defined()) delta += residual_.narrow(0, range.begin, range.size());
   MergeWire::Outgoing outgoing = wire_->encode(delta);
-  residual_ = outgoing.residual;
-  auto merge = [payload = std::move(outgoing.payload), numel = anchor_.numel(), moments = moments_at_start_,
+  if (outgoing.residual.defined()) {
+    if (!residual_.defined()) residual_ = torch::zeros_like(anchor_);  // the other fragments owe nothing yet
+    residual_.narrow(0, range.begin, range.size()).copy_(outgoing.residual);
+  }
+  auto merge = [payload = std::move(outgoing.payload), numel = range.size(), moments = moments_at_start_,
                 &wire = *wire_, &comm = comm_]() {
     Merged m{wire.merge(payload, numel, comm), at::Tensor()};
     if (moments.defined()) {
@@ -291,9 +334,22 @@ void DdapReducer::start(std::int64_t step, bool overlapped) {
 
 void DdapReducer::apply() {
   const Merged merged = merged_.get();
-  anchor_ = next_anchor(anchor_, merged.delta, rule_, momentum_);
-  // θ ← anchor + (θ(now) − θ(start)): zero for a blocking merge.
-  unflatten_into_parameters(anchor_ + (flatten_parameters(model_) - theta_at_start_), model_);
+  at::Tensor theta = flatten_parameters(model_);
+  if (whole(merging_, anchor_)) {
+    anchor_ = next_anchor(anchor_, merged.delta, rule_, momentum_);
+    // θ ← anchor + (θ(now) − θ(start)): zero for a blocking merge.
+    unflatten_into_parameters(anchor_ + (theta - theta_at_start_), model_);
+  } else {
+    // The fragment's slices only: of the anchor, of diloco's outer momentum
+    // (updated in place through the view) and of the replica.
+    const auto slice = [this](const at::Tensor& t) { return t.narrow(0, merging_.begin, merging_.size()); };
+    if (rule_.kind == config::MergeKind::kDiloco && !momentum_.defined()) momentum_ = torch::zeros_like(anchor_);
+    at::Tensor momentum = momentum_.defined() ? slice(momentum_) : at::Tensor();
+    const at::Tensor anchor = slice(anchor_);
+    anchor.copy_(next_anchor(anchor, merged.delta, rule_, momentum));
+    slice(theta).copy_(anchor + (slice(theta) - theta_at_start_));
+    unflatten_into_parameters(theta, model_);
+  }
   if (merged.moments.defined()) {
     const optim::AdamState live = optim::adam_state(optimizer_, model_);
     const std::vector<at::Tensor> tensors = moments_in_order(live);
@@ -305,7 +361,7 @@ void DdapReducer::apply() {
   }
   theta_at_start_ = at::Tensor();
   moments_at_start_ = at::Tensor();
-  last_merge_applied_for_ = started_at_;
+  if (whole(merging_, anchor_)) last_merge_applied_for_ = started_at_;
   ++merges_;
   count_bytes();
 }

@@ -18,6 +18,11 @@
 // merge_wire: how the outer gradients travel (merge_wire.h): fp32, or int8
 //             or int4 with error feedback: each rank adds what its last
 //             merge's rounding left out (its residual) to its next merge's Δ.
+// merge_fragments: streaming: the flat parameters in P fragments, each merged
+//             every H steps on a staggered schedule, one fragment every H/P
+//             steps (merge_fragments.h); a merge moves only its fragment's
+//             anchor, outer momentum, residual and replica slice. An epoch's
+//             end and the end of training merge the whole model.
 // sync_steps: the first N steps are synchronous: every rank's gradients are
 //             summed before the optimizer step, as DDP's are, so the replicas
 //             stay one model and the anchor follows it; the local steps and
@@ -35,6 +40,7 @@
 
 #include "comm/communicator.h"
 #include "model/language_model.h"
+#include "reduce/merge_fragments.h"
 #include "reduce/merge_wire.h"
 #include "reduce/model_merge.h"
 #include "reduce/reducer.h"
@@ -50,13 +56,19 @@ struct DdapState {
   std::int64_t last_step = 0;
   std::int64_t last_merge_applied_for = -1;
   std::int64_t started_at = -1;  // >= 0: a merge in flight, started at this step
-  at::Tensor theta_at_start;     // this rank's replica when it started
-  at::Tensor merged;             // its result M
+  FlatRange merging;             // the part of the flat parameters it merges
+  at::Tensor theta_at_start;     // this rank's replica (that part) when it started
+  at::Tensor merged;             // its result M (that part)
   at::Tensor moments_at_start;   // merge_moments: this rank's moments (flat) then
   at::Tensor merged_moments;     // and their mean over ranks
   at::Tensor residual;           // this rank's error feedback for its next merge; undefined: none
   std::int64_t merge_bytes = 0;  // what the merge in flight sent (the reported byte count)
 };
+
+// The part of the n flat parameters a checkpoint's merge in flight merges:
+// its attributes ddap_merge_begin and ddap_merge_end (format 7 on), else the
+// whole model. Throws CheckpointError when they do not name a part of it.
+FlatRange merge_in_flight_range(const ckpt::CheckpointReader& checkpoint, std::int64_t n);
 
 class DdapReducer final : public Reducer {
  public:
@@ -120,13 +132,14 @@ class DdapReducer final : public Reducer {
   };
   static std::future<Merged> ready(Merged merged);
 
-  // Starts the merge of the replicas as they are at `step`: on a thread of
-  // its own when `overlapped`, else done on return.
-  void start(std::int64_t step, bool overlapped);
+  // Starts the merge of `range` of the replicas as they are at `step`: on a
+  // thread of its own when `overlapped`, else done on return.
+  void start(std::int64_t step, FlatRange range, bool overlapped);
   void apply();
 
   config::ParallelConfig parallel_;
   MergeRule rule_;
+  MergeFragments fragments_;
   std::unique_ptr<MergeWire> wire_;
   bool overlapped_;  // merge_mode: the merges during training
   std::unique_ptr<comm::Communicator> owned_;
@@ -143,9 +156,10 @@ class DdapReducer final : public Reducer {
   std::uint64_t seen_bytes_ = 0;
   std::uint64_t restored_merge_bytes_ = 0;
   std::int64_t last_step_ = 0;
-  std::int64_t last_merge_applied_for_ = -1;  // the step whose state the anchor holds
+  std::int64_t last_merge_applied_for_ = -1;  // the step whose state the anchor holds (its last whole merge)
   // The merge in flight.
   std::int64_t started_at_ = -1;
+  FlatRange merging_;
   at::Tensor theta_at_start_;
   at::Tensor moments_at_start_;
   std::future<Merged> merged_;

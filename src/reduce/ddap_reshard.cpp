@@ -39,20 +39,34 @@ DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& c, const mode
   const std::int64_t started_at = c.integer("ddap_started_at", -1);
 
   // 1. The merge in flight: the anchor it gives; each replica takes it below.
+  // A streaming run's merge moves one fragment: the slices of the anchor, the
+  // outer momentum and the replicas that `range` names.
   const bool in_flight = started_at >= 0;
+  const FlatRange range = in_flight ? merge_in_flight_range(c, n) : FlatRange{0, n};
+  const auto slice = [&](const at::Tensor& t) { return t.narrow(0, range.begin, range.size()); };
   at::Tensor merged_moments;
   if (in_flight) {
-    d.anchor = next_anchor(d.anchor, c.tensor("ddap/merged", n, torch::kFloat32), rule, d.momentum);
+    const at::Tensor merged = c.tensor("ddap/merged", range.size(), torch::kFloat32);
+    if (range.size() == n) {
+      d.anchor = next_anchor(d.anchor, merged, rule, d.momentum);
+      d.last_merge_applied_for = started_at;
+    } else {
+      if (rule.kind == config::MergeKind::kDiloco && !d.momentum.defined()) d.momentum = torch::zeros_like(d.anchor);
+      at::Tensor momentum = d.momentum.defined() ? slice(d.momentum) : at::Tensor();
+      slice(d.anchor).copy_(next_anchor(slice(d.anchor), merged, rule, momentum));
+    }
     if (c.has("ddap/merged_moments")) merged_moments = c.tensor("ddap/merged_moments", 2 * n, torch::kFloat32);
-    d.last_merge_applied_for = started_at;
     ++d.merges;
   }
   // Rank r's replica and moments as it holds them once that merge is applied,
   // read when needed: one replica in memory at a time, whatever the world size.
   const auto replica = [&](int r) {
     at::Tensor theta = ckpt::read_flat_parameters(c, ddap_replica_group(r) + "/model", model);
-    if (in_flight)
-      theta = d.anchor + (theta - c.tensor(ddap_replica_group(r) + "/ddap_theta_at_start", n, torch::kFloat32));
+    if (in_flight) {
+      const at::Tensor at_start =
+          c.tensor(ddap_replica_group(r) + "/ddap_theta_at_start", range.size(), torch::kFloat32);
+      slice(theta).copy_(slice(d.anchor) + (slice(theta) - at_start));
+    }
     return theta;
   };
   std::vector<std::int64_t> steps;

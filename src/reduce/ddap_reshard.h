@@ -2,7 +2,8 @@
 // ranks that wrote it, so they cannot be handed out one per rank; instead
 // every new rank starts from the model a merge of them would give:
 //  1. a merge in flight at the checkpoint (overlapped mode) is applied to
-//     every replica, as each rank would have at the step it was due;
+//     every replica, as each rank would have at the step it was due (to its
+//     fragment only, in a streaming run: parallel.merge_fragments);
 //  2. unless every replica is then the anchor (the checkpoint was taken at a
 //     blocking merge), the replicas are merged by the run's rule, as at a
 //     regular merge: the new anchor is next_anchor(anchor, M) (DiLoCo's outer

@@ -9,7 +9,9 @@ CHECKPOINT's residuals (step 4 of the rule), and prints what it compared.
 
 The documented rule (docs/checkpoints.md, "Other world sizes"): a merge in
 flight is applied to every replica (anchor' = next_anchor(anchor, merged);
-theta_r' = anchor' + theta_r - theta_at_start_r); then, unless every replica
+theta_r' = anchor' + theta_r - theta_at_start_r; in a streaming run only on
+the values [ddap_merge_begin, ddap_merge_end) it merges, with the outer
+momentum's slice); then, unless every replica
 is the anchor, the replicas are merged by the run's rule (average, ties or
 diloco, from the checkpoint's own config) and the anchor steps once more.
 Every operation is the one hpctrain does, in float32 and in the same order,
@@ -94,6 +96,29 @@ def merged_delta(deltas, rule):
     return np.where(count > 0, agreeing / np.maximum(count, f32(1)), f32(0)).astype(f32)
 
 
+def apply_merge_in_flight(f, rule, anchor, momentum, thetas):
+    """The merge in flight on its values [begin, end) (all of them before
+    streaming merges): the anchor, the momentum and every replica there."""
+    begin, end = 0, anchor.size
+    if "ddap_merge_begin" in f.attrs:
+        begin, end = int(f.attrs["ddap_merge_begin"]), int(f.attrs["ddap_merge_end"])
+    part = slice(begin, end)
+    anchor = anchor.copy()
+    if rule["merge"] == "diloco" and momentum is None:
+        momentum = np.zeros_like(anchor)
+    piece = momentum[part].copy() if momentum is not None else None
+    anchor[part], piece = next_anchor(anchor[part], f["ddap/merged"][...], rule, piece)
+    if piece is not None:
+        momentum = momentum.copy()
+        momentum[part] = piece
+    moved = []
+    for r, t in enumerate(thetas):
+        t = t.copy()
+        t[part] = anchor[part] + (t[part] - f[f"replicas/rank-{r:05}/ddap_theta_at_start"][...])
+        moved.append(t)
+    return anchor, momentum, moved
+
+
 def check_residuals(f, later):
     ranks, later_ranks = int(f.attrs["world_size"]), int(later.attrs["world_size"])
     owed = np.zeros_like(f["replicas/rank-00000/ddap_residual"][...])
@@ -120,8 +145,7 @@ def main():
     momentum = f["ddap/momentum"][...] if "momentum" in f["ddap"] else None
     thetas = [flat(f"replicas/rank-{r:05}/model") for r in range(ranks)]
     if int(f.attrs["ddap_started_at"]) >= 0:
-        anchor, momentum = next_anchor(anchor, f["ddap/merged"][...], rule, momentum)
-        thetas = [anchor + (t - f[f"replicas/rank-{r:05}/ddap_theta_at_start"][...]) for r, t in enumerate(thetas)]
+        anchor, momentum, thetas = apply_merge_in_flight(f, rule, anchor, momentum, thetas)
     if any(not np.array_equal(t, anchor) for t in thetas):
         anchor, momentum = next_anchor(anchor, merged_delta([t - anchor for t in thetas], rule), rule, momentum)
     digest, offset = hashlib.sha256(), 0
@@ -133,4 +157,5 @@ def main():
     print(digest.hexdigest())
 
 
-main()
+if __name__ == "__main__":
+    main()

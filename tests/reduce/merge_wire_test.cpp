@@ -106,17 +106,6 @@ config::ParallelConfig quantized_diloco(config::MergeWireKind wire) {
   return p;
 }
 
-void train_steps(DdapReducer& ddap, model::LanguageModel& model, optim::AdamW& optimizer, int rank, int from, int to) {
-  for (int s = from; s < to; ++s) {
-    ddap.begin_step();
-    const auto [x, y] = batch(rank, s);
-    model::language_model_loss(model.forward(x), y).backward();
-    ddap.end_backward();
-    optimizer.step();
-    ddap.after_optimizer_step(s + 1, false);
-  }
-}
-
 // Ten steps at once, and the same ten stopped after the merge of step 6 and
 // continued by a new reducer from the state a checkpoint keeps: bitwise
 // equal, and not without the residuals (what the test would miss if the

@@ -99,6 +99,27 @@ TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
   EXPECT_NE(ties.find(":3:"), std::string::npos) << ties;  // where merge is set
 }
 
+// Streaming merges: DDAP's, at most one fragment a step, one in flight, the
+// weights only; each refusal names where its keys are set.
+TEST_F(ConfigTest, MergeFragmentsAreDdapsOneInFlightWeightsOnly) {
+  const std::string ddap = "[parallel]\nreducer = \"ddap\"\nmerge_every = 16\n";
+  EXPECT_EQ(load_experiment(write(ddap + "merge_fragments = 4\n")).parallel.merge_fragments, 4);
+  EXPECT_EQ(load_experiment(write("")).parallel.merge_fragments, 1);
+  const std::string ddp = error_of("[parallel]\nmerge_fragments = 2\n");
+  EXPECT_NE(ddp.find("parallel.merge_fragments streams DDAP's merges"), std::string::npos) << ddp;
+  const std::string many = error_of(ddap + "merge_fragments = 17\n");
+  EXPECT_NE(many.find("merge_fragments = 17 is more than merge_every = 16"), std::string::npos) << many;
+  EXPECT_NE(many.find(":4:"), std::string::npos) << many;
+  const std::string moments = error_of(ddap + "merge_fragments = 2\nmerge_moments = true\n");
+  EXPECT_NE(moments.find("cannot stream in fragments"), std::string::npos) << moments;
+  // H / P = 4 steps between two fragments' merges: a delay of 4 fits, 5 does not.
+  const std::string overlapped = ddap + "merge_fragments = 4\nmerge_mode = \"overlapped\"\n";
+  EXPECT_EQ(load_experiment(write(overlapped), {"parallel.merge_delay=4"}).parallel.merge_delay, 4);
+  const std::string delay = error_of(overlapped, {"parallel.merge_delay=5"});
+  EXPECT_NE(delay.find("merge_delay = 5 is longer than the 4 step(s) between two fragments' merges"), std::string::npos)
+      << delay;
+}
+
 TEST_F(ConfigTest, EvaluationKeys) {
   const auto defaults = load_experiment(write(""));
   EXPECT_EQ(defaults.eval.samples, 512);

@@ -154,15 +154,17 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
     // A DDAP local step (no merge within the measurement) is the step with no
     // communication at all; DDP's step is the experiment's own.
     std::vector<std::string> local = settings;
-    for (const char* s : {"parallel.reducer=ddap", "parallel.zero=0", "parallel.merge_mode=blocking",
-                          "parallel.merge_every=1000000000", "parallel.sync_steps=0"}) {
+    for (const char* s :
+         {"parallel.reducer=ddap", "parallel.zero=0", "parallel.merge_mode=blocking", "parallel.merge_every=1000000000",
+          "parallel.sync_steps=0", "parallel.sync_wire=fp32", "parallel.merge_fragments=1"}) {
       local.emplace_back(s);
     }
     // DDAP wants a sample on every rank; DDP's extra ranks would stand in with
     // one (train/batch_geometry.h), which is what a rank then computes.
     if (e.training.batch_size < world.size()) local.push_back(fmt::format("training.batch_size={}", world.size()));
     std::vector<std::string> ddp = settings;
-    for (const char* s : {"parallel.reducer=ddp", "parallel.sync_steps=0", "parallel.merge_wire=fp32"}) {
+    for (const char* s : {"parallel.reducer=ddp", "parallel.sync_steps=0", "parallel.sync_wire=fp32",
+                          "parallel.merge_wire=fp32", "parallel.merge_fragments=1"}) {
       ddp.emplace_back(s);
     }
     const StepTime local_step = median_step(e, local, world, env, options);

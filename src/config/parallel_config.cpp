@@ -56,6 +56,7 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
   p.zero = static_cast<int>(section.integer("zero", p.zero, 0, 1));
   p.check_replicas_every = section.integer("check_replicas_every", p.check_replicas_every, 0, kNoLimit);
   p.sync_steps = section.integer("sync_steps", p.sync_steps, 0, kNoLimit);
+  p.sync_wire = section.choice("sync_wire", p.sync_wire);
   p.merge_every = section.integer("merge_every", p.merge_every, 1, kNoLimit);
   p.merge = section.choice("merge", p.merge);
   p.merge_mode = section.choice("merge_mode", p.merge_mode);
@@ -74,6 +75,12 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
     throw ConfigError(
         fmt::format("{}: parallel.sync_steps starts DDAP with synchronous steps; DDP's steps are all synchronous",
                     section.origins({{"parallel", "sync_steps"}, {"parallel", "reducer"}})));
+  }
+  if (p.sync_wire != MergeWireKind::kFp32 && (p.reducer != ReducerKind::kDdap || p.sync_steps == 0)) {
+    throw ConfigError(
+        fmt::format("{}: parallel.sync_wire is how DDAP's synchronous steps' gradients travel; it "
+                    "needs parallel.reducer = \"ddap\" and parallel.sync_steps > 0",
+                    section.origins({{"parallel", "sync_wire"}, {"parallel", "sync_steps"}})));
   }
   if (p.merge_wire != MergeWireKind::kFp32 && p.reducer != ReducerKind::kDdap) {
     throw ConfigError(

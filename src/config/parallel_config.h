@@ -59,6 +59,9 @@ struct ParallelConfig {
   // Steps trained synchronously first (gradients averaged every step, as DDP
   // does) before the local steps and merges begin: post-local SGD's warm start.
   std::int64_t sync_steps = 0;
+  // How those steps' gradients travel: fp32, or int8 or int4 with error
+  // feedback (the merge wires' quantization, reduce/quantized_merge_wire.h).
+  MergeWireKind sync_wire = MergeWireKind::kFp32;
   std::int64_t merge_every = 16;  // H, counted from the end of the synchronous steps
   MergeKind merge = MergeKind::kAverage;
   MergeMode merge_mode = MergeMode::kBlocking;

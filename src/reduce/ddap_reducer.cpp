@@ -29,6 +29,9 @@ DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::Language
       rule_(MergeRule::of(parallel)),
       fragments_(parameter_sizes(model), parallel.merge_fragments, parallel.merge_every),
       wire_(make_merge_wire(parallel, rule_, merges.size())),
+      sync_wire_(parallel.sync_wire == config::MergeWireKind::kFp32
+                     ? nullptr
+                     : make_quantized_wire(parallel.sync_wire, merges.size())),
       overlapped_(parallel.merge_mode == config::MergeMode::kOverlapped),
       owned_(std::move(owned)),
       comm_(merges),
@@ -46,16 +49,18 @@ void DdapReducer::count_bytes() {
 }
 
 std::string DdapReducer::describe() const {
-  return fmt::format("reducer ddap: {}{} merge every {} steps{}, {}{}, {} wire{}",
-                     parallel_.sync_steps > 0 ? fmt::format("{} synchronous steps, then ", parallel_.sync_steps) : "",
-                     config::name_of(parallel_.merge), parallel_.merge_every,
-                     parallel_.merge_fragments > 1
-                         ? fmt::format(" in {} fragments (one every {} steps)", parallel_.merge_fragments,
-                                       parallel_.merge_every / parallel_.merge_fragments)
-                         : "",
-                     config::name_of(parallel_.merge_mode),
-                     overlapped_ ? fmt::format(" (applied {} step(s) later)", parallel_.merge_delay) : "",
-                     wire_->describe(), parallel_.merge_moments ? ", AdamW moments merged too" : "");
+  return fmt::format(
+      "reducer ddap: {}{} merge every {} steps{}, {}{}, {} wire{}",
+      parallel_.sync_steps > 0 ? fmt::format("{} synchronous steps{}, then ", parallel_.sync_steps,
+                                             sync_wire_ ? " (gradients " + sync_wire_->describe() + ")" : "")
+                               : "",
+      config::name_of(parallel_.merge), parallel_.merge_every,
+      parallel_.merge_fragments > 1 ? fmt::format(" in {} fragments (one every {} steps)", parallel_.merge_fragments,
+                                                  parallel_.merge_every / parallel_.merge_fragments)
+                                    : "",
+      config::name_of(parallel_.merge_mode),
+      overlapped_ ? fmt::format(" (applied {} step(s) later)", parallel_.merge_delay) : "", wire_->describe(),
+      parallel_.merge_moments ? ", AdamW moments merged too" : "");
 }
 
 void DdapReducer::begin_step() {
@@ -70,7 +75,16 @@ void DdapReducer::end_backward() {
     grads.push_back(p.grad());
   }
   at::Tensor flat = flatten(grads);
-  comm_.allreduce(flat.data_ptr(), static_cast<std::size_t>(flat.numel()), comm::DType::kFloat32, comm::ReduceOp::kSum);
+  if (sync_wire_) {
+    // The wire carries the mean of the ranks' values; the trainer wants their sum.
+    if (sync_residual_.defined()) flat += sync_residual_;
+    MergeWire::Outgoing outgoing = sync_wire_->encode(flat);
+    sync_residual_ = outgoing.residual;
+    flat = sync_wire_->merge(outgoing.payload, flat.numel(), comm_) * static_cast<double>(comm_.size());
+  } else {
+    comm_.allreduce(flat.data_ptr(), static_cast<std::size_t>(flat.numel()), comm::DType::kFloat32,
+                    comm::ReduceOp::kSum);
+  }
   unflatten_into(flat, grads);
   count_bytes();
 }
@@ -99,6 +113,7 @@ void DdapReducer::gather_replicas(ckpt::Snapshot& s, const DdapState& d) {
   if (d.started_at >= 0) mine_parts.push_back(d.theta_at_start.to(torch::kCPU));
   if (d.moments_at_start.defined()) mine_parts.push_back(d.moments_at_start.to(torch::kCPU));
   if (d.residual.defined()) mine_parts.push_back(d.residual.to(torch::kCPU));
+  if (d.sync_residual.defined()) mine_parts.push_back(d.sync_residual.to(torch::kCPU));
   const torch::Tensor mine = torch::cat(mine_parts);
   mine_parts.clear();
   const torch::Tensor my_steps = torch::tensor(adam.steps, torch::kInt64);
@@ -128,6 +143,7 @@ void DdapReducer::gather_replicas(ckpt::Snapshot& s, const DdapState& d) {
     if (d.started_at >= 0) take("/ddap_theta_at_start", d.merging.size());
     if (d.moments_at_start.defined()) take("/ddap_moments_at_start", 2 * n);
     if (d.residual.defined()) take("/ddap_residual", n);
+    if (d.sync_residual.defined()) take("/ddap_sync_residual", n);
   }
 }
 
@@ -143,6 +159,7 @@ void DdapReducer::save(ckpt::Snapshot& s) {
       s.tensors.emplace_back(group + "/ddap_moments_at_start", host_copy(d.moments_at_start));
     }
     if (d.residual.defined()) s.tensors.emplace_back(group + "/ddap_residual", host_copy(d.residual));
+    if (d.sync_residual.defined()) s.tensors.emplace_back(group + "/ddap_sync_residual", host_copy(d.sync_residual));
   } else {
     gather_replicas(s, d);
   }
@@ -185,6 +202,7 @@ void DdapReducer::load(const ckpt::CheckpointReader& c) {
     optim::restore_adam_state(optimizer_, model_, resume.adam);
     if (resume.state.momentum.defined()) resume.state.momentum = resume.state.momentum.to(device);
     if (resume.state.residual.defined()) resume.state.residual = resume.state.residual.to(device);
+    if (resume.state.sync_residual.defined()) resume.state.sync_residual = resume.state.sync_residual.to(device);
     restore(resume.state);
     return;
   }
@@ -199,6 +217,8 @@ void DdapReducer::load(const ckpt::CheckpointReader& c) {
   d.last_merge_applied_for = c.integer("ddap_last_merge_applied_for", -1);
   d.started_at = c.integer("ddap_started_at", -1);
   if (c.has(group + "/ddap_residual")) d.residual = c.tensor(group + "/ddap_residual", n, torch::kFloat32).to(device);
+  if (c.has(group + "/ddap_sync_residual"))
+    d.sync_residual = c.tensor(group + "/ddap_sync_residual", n, torch::kFloat32).to(device);
   if (d.started_at >= 0) {
     // Format 5 did not count bytes: its merge in flight counts as none.
     if (c.file().has_attribute("ddap_merge_bytes")) d.merge_bytes = c.integer("ddap_merge_bytes", 0);
@@ -229,6 +249,8 @@ void DdapReducer::after_optimizer_step(std::int64_t step, bool epoch_end) {
   if (step <= parallel_.sync_steps) {  // one model on every rank: the anchor is it
     anchor_ = flatten_parameters(model_);
     last_merge_applied_for_ = step;
+    // The local steps send no gradients: the last one's rounding is not owed.
+    if (step == parallel_.sync_steps) sync_residual_ = at::Tensor();
     return;
   }
   if (merged_.valid() && step - started_at_ >= parallel_.merge_delay) apply();
@@ -256,6 +278,7 @@ DdapState DdapReducer::state() {
   s.last_step = last_step_;
   s.last_merge_applied_for = last_merge_applied_for_;
   if (residual_.defined()) s.residual = residual_.clone();
+  if (sync_residual_.defined()) s.sync_residual = sync_residual_.clone();
   if (merged_.valid()) {
     const Merged merged = merged_.get();
     merged_ = ready(merged);
@@ -277,6 +300,7 @@ void DdapReducer::restore(const DdapState& state) {
   momentum_ = state.momentum.defined() ? state.momentum.clone() : at::Tensor();
   // A checkpoint without a residual (format 5, an fp32 wire's, none merged yet): none owed.
   residual_ = state.residual.defined() ? state.residual.clone() : at::Tensor();
+  sync_residual_ = state.sync_residual.defined() ? state.sync_residual.clone() : at::Tensor();
   merges_ = state.merges;
   last_step_ = state.last_step;
   last_merge_applied_for_ = state.last_merge_applied_for;

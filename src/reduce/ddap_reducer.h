@@ -28,6 +28,11 @@
 //             stay one model and the anchor follows it; the local steps and
 //             merges begin after step N, H counted from there (post-local SGD:
 //             local steps lose least once the model is past its first phase).
+// sync_wire:  how those steps' gradients travel: fp32 (one allreduce), or
+//             int8 or int4 through the merge wires' quantization, with error
+//             feedback: each rank adds what its last step's rounding left
+//             out to its next step's gradient; the residual is dropped when
+//             the synchronous steps end.
 // Deterministic: M is a pure function of the Δᵢ, whatever the timing.
 #pragma once
 
@@ -62,6 +67,7 @@ struct DdapState {
   at::Tensor moments_at_start;   // merge_moments: this rank's moments (flat) then
   at::Tensor merged_moments;     // and their mean over ranks
   at::Tensor residual;           // this rank's error feedback for its next merge; undefined: none
+  at::Tensor sync_residual;      // the same for its next synchronous step's gradients (sync_wire)
   std::int64_t merge_bytes = 0;  // what the merge in flight sent (the reported byte count)
 };
 
@@ -141,13 +147,15 @@ class DdapReducer final : public Reducer {
   MergeRule rule_;
   MergeFragments fragments_;
   std::unique_ptr<MergeWire> wire_;
-  bool overlapped_;  // merge_mode: the merges during training
+  std::unique_ptr<MergeWire> sync_wire_;  // a quantized sync_wire; null: fp32, one allreduce
+  bool overlapped_;                       // merge_mode: the merges during training
   std::unique_ptr<comm::Communicator> owned_;
   comm::Communicator& comm_;
   comm::Communicator& control_;
   at::Tensor anchor_;
   at::Tensor momentum_;  // diloco's outer momentum
   at::Tensor residual_;  // what this rank's last merge left unsent (a lossy wire; undefined before its first merge)
+  at::Tensor sync_residual_;  // what its last synchronous step's gradients left unsent (a quantized sync_wire)
   std::int64_t merges_ = 0;
   // The byte count: reported_bytes_ so far; comm_.bytes_sent() when last
   // counted; what the merge in flight sent before a checkpoint (restored).

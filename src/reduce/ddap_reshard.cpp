@@ -110,14 +110,17 @@ DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& c, const mode
   for (int r = 1; r < count; ++r) mean += replica_moments(r);
   mean /= static_cast<double>(ranks);
 
-  // 4. An int8 wire's residuals: each new rank owes their mean, so the new
-  // ranks together owe what the old ones did.
-  if (c.has(ddap_replica_group(0) + "/ddap_residual")) {
-    d.residual = torch::zeros({n}, torch::kFloat32);
-    for (int r = 0; r < count; ++r)
-      d.residual += c.tensor(ddap_replica_group(r) + "/ddap_residual", n, torch::kFloat32);
-    d.residual /= static_cast<double>(ranks);
-  }
+  // 4. A quantized wire's residuals (the merges', the synchronous steps'):
+  // each new rank owes their mean, so the new ranks together owe what the
+  // old ones did.
+  const auto residual_mean = [&](const std::string& slash_name) {
+    if (!c.has(ddap_replica_group(0) + slash_name)) return at::Tensor();
+    at::Tensor owed = torch::zeros({n}, torch::kFloat32);
+    for (int r = 0; r < count; ++r) owed += c.tensor(ddap_replica_group(r) + slash_name, n, torch::kFloat32);
+    return owed / static_cast<double>(ranks);
+  };
+  d.residual = residual_mean("/ddap_residual");
+  d.sync_residual = residual_mean("/ddap_sync_residual");
   return {adam_from_flat(mean, model, std::move(steps)), d};
 }
 

@@ -32,9 +32,14 @@ std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& paralle
       if (rule.kind == config::MergeKind::kTies) {
         throw std::invalid_argument("a quantized parallel.merge_wire carries a mean; ties needs every rank's signs");
       }
-      return std::make_unique<QuantizedMergeWire>(ranks, parallel.merge_wire == config::MergeWireKind::kInt8 ? 8 : 4);
+      return make_quantized_wire(parallel.merge_wire, ranks);
   }
   throw std::invalid_argument("parallel.merge_wire: a wire make_merge_wire does not build");
+}
+
+std::unique_ptr<MergeWire> make_quantized_wire(config::MergeWireKind kind, int ranks) {
+  if (kind == config::MergeWireKind::kFp32) throw std::invalid_argument("make_quantized_wire: fp32 is not quantized");
+  return std::make_unique<QuantizedMergeWire>(ranks, kind == config::MergeWireKind::kInt8 ? 8 : 4);
 }
 
 }  // namespace hpctrain::reduce

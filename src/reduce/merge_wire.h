@@ -54,5 +54,8 @@ class MergeWire {
 
 // The wire parallel.merge_wire names, for `rule` over `ranks` ranks.
 std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& parallel, const MergeRule& rule, int ranks);
+// The int8 or int4 wire over `ranks` ranks: the mean of the ranks' values
+// (DDAP's synchronous steps send their gradients through it, parallel.sync_wire).
+std::unique_ptr<MergeWire> make_quantized_wire(config::MergeWireKind kind, int ranks);
 
 }  // namespace hpctrain::reduce

@@ -8,7 +8,8 @@
 # wire, per step for each H). It leaves nothing in the working directory or
 # TMPDIR. Then 4 ranks with a batch of 2: DDP trains that (2 ranks stand in),
 # so plan must measure it too; that experiment is DDAP with a synchronous
-# start and the int8 wire, which plan's DDP step must leave out.
+# start over the int4 wire, streamed merges and the int8 wire, which plan's
+# DDP step must leave out.
 set -euo pipefail
 mpiexec=$1 hpctrain=$2 experiment=$3
 work=$(mktemp -d)
@@ -48,6 +49,7 @@ PY
 [[ $(ls -A) == $'out\ntmp' ]] || { echo "FAIL: plan left $(ls -A) in the working directory"; exit 1; }
 TMPDIR=$work/tmp "$mpiexec" -n 4 "$hpctrain" plan "$experiment" --steps 1 --set model.n_layer=1 --set model.d_model=64 \
   --set training.batch_size=2 --set parallel.reducer=ddap --set parallel.sync_steps=2 --set parallel.merge_wire=int8 \
+  --set parallel.sync_wire=int4 --set parallel.merge_fragments=2 \
   >small 2>&1 || { cat small; echo "FAIL: plan refused 2 samples over 4 ranks"; exit 1; }
 grep -q "^plan: DDAP needs about" small || { cat small; echo "FAIL: no verdict for 2 samples over 4 ranks"; exit 1; }
 # int8: 3.9x fewer bytes a merge than fp32, so H = 16 sends about 60x fewer than DDP.

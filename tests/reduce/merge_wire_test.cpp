@@ -150,5 +150,58 @@ TEST_F(MergeWireTest, QuantizedDdapRepeatsAndItsResidualsAreCheckpointState) {
   }
 }
 
+// The synchronous steps' gradients through the quantized wire (sync_wire):
+// the replicas stay one model, bit for bit; ten steps repeat, and equal a run
+// stopped inside the synchronous steps and continued from the state a
+// checkpoint keeps, but not when that state drops the residuals; the
+// residual is gone once the synchronous steps end.
+TEST_F(MergeWireTest, QuantizedSyncStepsKeepOneModelAndTheirResidualsAreCheckpointState) {
+  comm::MpiCommunicator merges(MPI_COMM_WORLD, std::chrono::seconds(120));
+  for (const auto wire : {config::MergeWireKind::kInt8, config::MergeWireKind::kInt4}) {
+    SCOPED_TRACE(config::name_of(wire));
+    config::ParallelConfig p = quantized_diloco(config::MergeWireKind::kFp32);
+    p.sync_steps = 8;
+    p.sync_wire = wire;
+    const auto straight = [&] {
+      auto model = tiny_model();
+      optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+      DdapReducer ddap(p, *model, optimizer, merges, comm);
+      train_steps(ddap, *model, optimizer, comm.rank(), 0, 8);
+      const at::Tensor mine = flatten_parameters(*model);
+      at::Tensor all = torch::empty({comm.size(), mine.numel()});
+      comm.allgather(mine.data_ptr(), all.data_ptr(), static_cast<std::size_t>(mine.numel()), comm::DType::kFloat32);
+      for (int r = 1; r < comm.size(); ++r) EXPECT_TRUE(torch::equal(all[r], all[0])) << "rank " << r;
+      EXPECT_FALSE(ddap.state().sync_residual.defined());  // dropped after the last synchronous step
+      train_steps(ddap, *model, optimizer, comm.rank(), 8, 10);
+      ddap.finish();
+      return flatten_parameters(*model);
+    };
+    const at::Tensor first = straight();
+    EXPECT_TRUE(torch::equal(first, straight()));
+
+    const auto resumed = [&](bool keep_residual) {
+      auto model = tiny_model();
+      optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
+      DdapState state;
+      {
+        DdapReducer before(p, *model, optimizer, merges, comm);
+        train_steps(before, *model, optimizer, comm.rank(), 0, 5);
+        state = before.state();
+      }
+      EXPECT_TRUE(state.sync_residual.defined());
+      EXPECT_GT(state.sync_residual.abs().max().item<float>(), 0.0F);
+      if (!keep_residual) state.sync_residual = at::Tensor();
+      // Synchronous: every replica is rank 0's, so the new reducer's broadcast changes nothing.
+      DdapReducer after(p, *model, optimizer, merges, comm);
+      after.restore(state);
+      train_steps(after, *model, optimizer, comm.rank(), 5, 10);
+      after.finish();
+      return flatten_parameters(*model);
+    };
+    EXPECT_TRUE(torch::equal(first, resumed(true)));
+    EXPECT_FALSE(torch::equal(first, resumed(false)));
+  }
+}
+
 }  // namespace
 }  // namespace hpctrain::reduce

@@ -99,6 +99,19 @@ TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
   EXPECT_NE(ties.find(":3:"), std::string::npos) << ties;  // where merge is set
 }
 
+// The synchronous steps' wire: DDAP's, with synchronous steps to carry.
+TEST_F(ConfigTest, ASyncWireNeedsDdapsSynchronousSteps) {
+  const auto e = load_experiment(write("[parallel]\nreducer = \"ddap\"\nsync_steps = 30\nsync_wire = \"int4\"\n"));
+  EXPECT_EQ(e.parallel.sync_wire, MergeWireKind::kInt4);
+  EXPECT_EQ(load_experiment(write("")).parallel.sync_wire, MergeWireKind::kFp32);
+  const std::string none = error_of("[parallel]\nreducer = \"ddap\"\nsync_wire = \"int8\"\n");
+  EXPECT_NE(none.find("parallel.sync_wire is how DDAP's synchronous steps' gradients travel"), std::string::npos)
+      << none;
+  EXPECT_NE(none.find(":3:"), std::string::npos) << none;  // where sync_wire is set
+  const std::string ddp = error_of("[parallel]\nsync_wire = \"int8\"\n");
+  EXPECT_NE(ddp.find("needs parallel.reducer = \"ddap\" and parallel.sync_steps > 0"), std::string::npos) << ddp;
+}
+
 // Streaming merges: DDAP's, at most one fragment a step, one in flight, the
 // weights only; each refusal names where its keys are set.
 TEST_F(ConfigTest, MergeFragmentsAreDdapsOneInFlightWeightsOnly) {

@@ -23,7 +23,8 @@
 #                       every MERGE_EVERY steps, blocking or overlapped (applied
 #                       MERGE_DELAY steps later); a DDAP configuration's
 #                       options after "+": int8 or int4 (parallel.merge_wire),
-#                       syncN (parallel.sync_steps = N), fragN (streaming:
+#                       syncN (parallel.sync_steps = N), syncint8 or syncint4
+#                       (parallel.sync_wire), fragN (streaming:
 #                       parallel.merge_fragments = N);
 #   the chosen ones:    `--configs chosen`: DDP and the DDAP configurations
 #                       chosen by bench/ddap-tokens-to-target.sh on the
@@ -32,7 +33,12 @@
 #                       fewest bytes for their tokens (diloco, int4: 1.63x
 #                       DDP's tokens, 120x fewer bytes) and the fewest tokens
 #                       (diloco after 100 synchronous steps, int4: 0.83x
-#                       DDP's tokens, 3.9x fewer bytes).
+#                       DDP's tokens, 3.9x fewer bytes); then, with the
+#                       synchronous steps' gradients over int4 too
+#                       (parallel.sync_wire, "Quantized synchronous steps,
+#                       measured"), 100 of them (0.83x, 25x fewer bytes) and
+#                       35 (1.13x DDP's tokens, 53x fewer bytes: at most 1.3x
+#                       the tokens and at least 50x fewer bytes).
 # Each rank's 8 sequences per step go through one micro-batch, so all of DDP's
 # backward can overlap communication. Results (metrics.jsonl per run, the
 # link's allreduce bandwidth) go to OUT; bench/across-nodes-report.py then
@@ -59,7 +65,8 @@ STEPS=400
 # 400,000 lines (the quickstart itself now trains it on 100,000).
 readonly DATA="--set data.tokenizer_max_lines=400000"
 rates="100mbit"
-readonly CHOSEN="ddp ddap-diloco-blocking+int4 ddap-diloco-blocking+sync100+int4"
+readonly CHOSEN="ddp ddap-diloco-blocking+int4 ddap-diloco-blocking+sync100+int4
+  ddap-diloco-blocking+sync100+int4+syncint4 ddap-diloco-blocking+sync35+int4+syncint4"
 configs="ddp ddap-average-blocking ddap-average-overlapped ddap-ties-blocking ddap-ties-overlapped
          ddap-diloco-blocking ddap-diloco-overlapped"
 report_only=false
@@ -95,8 +102,9 @@ ddp_buckets="--set parallel.bucket_cap_mb=2"
 
 reducer_settings() {  # CONFIG -> --set options
   # A DDAP configuration may carry options after "+": int8 or int4 (the merge
-  # wire), syncN (N synchronous steps first), fragN (N fragments merged in
-  # turn), e.g. ddap-diloco-blocking+sync100+int4.
+  # wire), syncN (N synchronous steps first), syncint8 or syncint4 (their
+  # gradients' wire), fragN (N fragments merged in turn), e.g.
+  # ddap-diloco-blocking+sync100+int4.
   local base=${1%%+*} options=
   [[ $1 == *+* ]] && options=${1#*+}
   case $base in
@@ -111,6 +119,7 @@ reducer_settings() {  # CONFIG -> --set options
       for option in ${options//+/ }; do
         case $option in
           int8 | int4) echo "--set parallel.merge_wire=$option" ;;
+          syncint8 | syncint4) echo "--set parallel.sync_wire=${option#sync}" ;;
           sync[0-9]*) echo "--set parallel.sync_steps=${option#sync}" ;;
           frag[0-9]*) echo "--set parallel.merge_fragments=${option#frag}" ;;
           *) echo "${0##*/}: unknown option $option in $1" >&2; exit 2 ;;

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # bench/ddap-tokens-to-target.sh [--out DIR] [--steps N] [--lr LR] [CONFIG ...]: the
 # algorithm's share of DDAP's speed-up, measured apart from any link. Each
-# configuration trains the across-nodes benchmark's run (the quickstart's
-# model and data, 16 x 256 tokens a step, learning rate 1e-3, bench/across-nodes.sh)
-# on 2 ranks of this machine, evaluating the whole validation split every 20
+# configuration trains the across-nodes benchmark's schedule (400 steps of 16
+# x 256 tokens, learning rate 1e-3, bench/across-nodes.sh) on the quickstart's
+# own model and data (jobs/quickstart.toml: L4 d128, a tokenizer trained on
+# 100,000 lines; the across-nodes runs train jobs/quickstart-2node.toml's d256
+# on one trained on 400,000, so its token ratios guide their choice but are
+# not the same measurement) on 2 ranks of this machine, evaluating the whole validation split every 20
 # steps (--lr: another learning rate for every run, DDP's included); the report gives the tokens each needs to reach DDP's final
 # evaluation loss x 1.01, as a multiple of DDP's (bench/across-nodes-report.py's
 # target and interpolation), and the bytes each rank sent per step. Tokens do not depend on the link, so this tells

@@ -9,17 +9,6 @@
 #include "reduce/weights_broadcast.h"
 
 namespace hpctrain::reduce {
-namespace {
-
-std::vector<std::int64_t> parameter_sizes(const model::LanguageModel& model) {
-  std::vector<std::int64_t> sizes;
-  for (const auto& p : model.parameters()) sizes.push_back(p.numel());
-  return sizes;
-}
-
-bool whole(FlatRange range, const at::Tensor& flat) { return range.begin == 0 && range.end == flat.numel(); }
-
-}  // namespace
 
 DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::LanguageModel& model, optim::AdamW& optimizer,
                          comm::Communicator& merges, comm::Communicator& control,
@@ -326,7 +315,7 @@ void DdapReducer::start(std::int64_t step, FlatRange range, bool overlapped) {
   started_at_ = step;
   merging_ = range;
   const at::Tensor theta = flatten_parameters(model_);
-  theta_at_start_ = whole(range, theta) ? theta : theta.narrow(0, range.begin, range.size()).clone();
+  theta_at_start_ = range == fragments_.whole() ? theta : theta.narrow(0, range.begin, range.size()).clone();
   // Whole-model merges only (the config refuses merge_moments with fragments).
   moments_at_start_ =
       parallel_.merge_moments ? flatten(moments_in_order(optim::adam_state(optimizer_, model_))) : at::Tensor();
@@ -358,22 +347,13 @@ void DdapReducer::start(std::int64_t step, FlatRange range, bool overlapped) {
 
 void DdapReducer::apply() {
   const Merged merged = merged_.get();
+  // The merged values only (a fragment's, or all): the anchor, diloco's
+  // momentum, and the replica, which becomes the anchor there (blocking) or
+  // keeps what it learnt since the merge started (overlapped).
+  step_anchor(anchor_, merging_, merged.delta, rule_, momentum_);
   at::Tensor theta = flatten_parameters(model_);
-  if (whole(merging_, anchor_)) {
-    anchor_ = next_anchor(anchor_, merged.delta, rule_, momentum_);
-    // θ ← anchor + (θ(now) − θ(start)): zero for a blocking merge.
-    unflatten_into_parameters(anchor_ + (theta - theta_at_start_), model_);
-  } else {
-    // The fragment's slices only: of the anchor, of diloco's outer momentum
-    // (updated in place through the view) and of the replica.
-    const auto slice = [this](const at::Tensor& t) { return t.narrow(0, merging_.begin, merging_.size()); };
-    if (rule_.kind == config::MergeKind::kDiloco && !momentum_.defined()) momentum_ = torch::zeros_like(anchor_);
-    at::Tensor momentum = momentum_.defined() ? slice(momentum_) : at::Tensor();
-    const at::Tensor anchor = slice(anchor_);
-    anchor.copy_(next_anchor(anchor, merged.delta, rule_, momentum));
-    slice(theta).copy_(anchor + (slice(theta) - theta_at_start_));
-    unflatten_into_parameters(theta, model_);
-  }
+  rebase_on_anchor(theta, anchor_, merging_, theta_at_start_);
+  unflatten_into_parameters(theta, model_);
   if (merged.moments.defined()) {
     const optim::AdamState live = optim::adam_state(optimizer_, model_);
     const std::vector<at::Tensor> tensors = moments_in_order(live);
@@ -385,7 +365,7 @@ void DdapReducer::apply() {
   }
   theta_at_start_ = at::Tensor();
   moments_at_start_ = at::Tensor();
-  if (whole(merging_, anchor_)) last_merge_applied_for_ = started_at_;
+  if (merging_ == fragments_.whole()) last_merge_applied_for_ = started_at_;
   ++merges_;
   count_bytes();
 }

@@ -43,18 +43,10 @@ DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& c, const mode
   // outer momentum and the replicas that `range` names.
   const bool in_flight = started_at >= 0;
   const FlatRange range = in_flight ? merge_in_flight_range(c, n) : FlatRange{0, n};
-  const auto slice = [&](const at::Tensor& t) { return t.narrow(0, range.begin, range.size()); };
   at::Tensor merged_moments;
   if (in_flight) {
-    const at::Tensor merged = c.tensor("ddap/merged", range.size(), torch::kFloat32);
-    if (range.size() == n) {
-      d.anchor = next_anchor(d.anchor, merged, rule, d.momentum);
-      d.last_merge_applied_for = started_at;
-    } else {
-      if (rule.kind == config::MergeKind::kDiloco && !d.momentum.defined()) d.momentum = torch::zeros_like(d.anchor);
-      at::Tensor momentum = d.momentum.defined() ? slice(d.momentum) : at::Tensor();
-      slice(d.anchor).copy_(next_anchor(slice(d.anchor), merged, rule, momentum));
-    }
+    step_anchor(d.anchor, range, c.tensor("ddap/merged", range.size(), torch::kFloat32), rule, d.momentum);
+    if (range.size() == n) d.last_merge_applied_for = started_at;
     if (c.has("ddap/merged_moments")) merged_moments = c.tensor("ddap/merged_moments", 2 * n, torch::kFloat32);
     ++d.merges;
   }
@@ -63,9 +55,8 @@ DdapResume merge_checkpoint_replicas(const ckpt::CheckpointReader& c, const mode
   const auto replica = [&](int r) {
     at::Tensor theta = ckpt::read_flat_parameters(c, ddap_replica_group(r) + "/model", model);
     if (in_flight) {
-      const at::Tensor at_start =
-          c.tensor(ddap_replica_group(r) + "/ddap_theta_at_start", range.size(), torch::kFloat32);
-      slice(theta).copy_(slice(d.anchor) + (slice(theta) - at_start));
+      rebase_on_anchor(theta, d.anchor, range,
+                       c.tensor(ddap_replica_group(r) + "/ddap_theta_at_start", range.size(), torch::kFloat32));
     }
     return theta;
   };

@@ -21,6 +21,12 @@ void unflatten_into(const at::Tensor& flat, const std::vector<at::Tensor>& tenso
   }
 }
 
+std::vector<std::int64_t> parameter_sizes(const model::LanguageModel& model) {
+  std::vector<std::int64_t> sizes;
+  for (const auto& p : model.parameters()) sizes.push_back(p.numel());
+  return sizes;
+}
+
 at::Tensor flatten_parameters(const model::LanguageModel& model) { return flatten(model.parameters()); }
 
 void unflatten_into_parameters(const at::Tensor& flat, model::LanguageModel& model) {

@@ -4,11 +4,23 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "model/language_model.h"
 
 namespace hpctrain::reduce {
+
+// [begin, end) of a flat parameter vector.
+struct FlatRange {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  [[nodiscard]] std::int64_t size() const { return end - begin; }
+  bool operator==(const FlatRange&) const = default;
+};
+
+// Each parameter's element count, in registration order: the flat vector's layout.
+std::vector<std::int64_t> parameter_sizes(const model::LanguageModel& model);
 
 // A fresh contiguous copy of every tensor, concatenated.
 at::Tensor flatten(const std::vector<at::Tensor>& tensors);

@@ -18,15 +18,9 @@
 #include <optional>
 #include <vector>
 
-namespace hpctrain::reduce {
+#include "reduce/flat_parameters.h"
 
-// [begin, end) of the flat parameter vector.
-struct FlatRange {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  [[nodiscard]] std::int64_t size() const { return end - begin; }
-  bool operator==(const FlatRange&) const = default;
-};
+namespace hpctrain::reduce {
 
 class MergeFragments {
  public:

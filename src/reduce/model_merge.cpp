@@ -69,4 +69,18 @@ at::Tensor next_anchor(const at::Tensor& anchor, const at::Tensor& merged, const
   return anchor - rule.outer_lr * (g + rule.outer_momentum * momentum);
 }
 
+void step_anchor(at::Tensor& anchor, FlatRange range, const at::Tensor& merged, const MergeRule& rule,
+                 at::Tensor& momentum) {
+  if (rule.kind == config::MergeKind::kDiloco && !momentum.defined()) momentum = torch::zeros_like(anchor);
+  // Views: next_anchor updates the momentum's values in place through them.
+  at::Tensor part_momentum = momentum.defined() ? momentum.narrow(0, range.begin, range.size()) : at::Tensor();
+  const at::Tensor part = anchor.narrow(0, range.begin, range.size());
+  part.copy_(next_anchor(part, merged, rule, part_momentum));
+}
+
+void rebase_on_anchor(at::Tensor& theta, const at::Tensor& anchor, FlatRange range, const at::Tensor& at_start) {
+  const at::Tensor part = theta.narrow(0, range.begin, range.size());
+  part.copy_(anchor.narrow(0, range.begin, range.size()) + (part - at_start));
+}
+
 }  // namespace hpctrain::reduce

@@ -15,6 +15,7 @@
 
 #include "comm/communicator.h"
 #include "config/experiment.h"
+#include "reduce/flat_parameters.h"
 
 namespace hpctrain::reduce {
 
@@ -41,5 +42,16 @@ at::Tensor merged_delta(int ranks, const std::function<at::Tensor(int)>& delta, 
 
 // The new anchor from the old one and M; updates the diloco momentum in place.
 at::Tensor next_anchor(const at::Tensor& anchor, const at::Tensor& merged, const MergeRule& rule, at::Tensor& momentum);
+// The same, in place, for a merge of the values `range` of the flat vectors
+// (M holds those values): only they change in `anchor` and in diloco's
+// `momentum`, which starts at zeros for every value. A streaming merge
+// moves its fragment; a whole merge all of them.
+void step_anchor(at::Tensor& anchor, FlatRange range, const at::Tensor& merged, const MergeRule& rule,
+                 at::Tensor& momentum);
+// An overlapped merge's rule for a replica `theta` (flat, in place) once the
+// anchor has stepped: θ ← anchor + (θ − θ at the merge's start), on the
+// values `range` (`at_start` holds those): the local progress made while the
+// merge was in flight is kept.
+void rebase_on_anchor(at::Tensor& theta, const at::Tensor& anchor, FlatRange range, const at::Tensor& at_start);
 
 }  // namespace hpctrain::reduce

@@ -10,6 +10,7 @@
 #include <torch/types.h>
 
 #include "comm/mpi_communicator.h"
+#include "ddap_run.h"
 #include "optim/optimizer.h"
 #include "reduce/ddap_reducer.h"
 #include "reduce/flat_parameters.h"
@@ -80,12 +81,6 @@ config::ParallelConfig streaming(config::MergeKind rule, config::MergeWireKind w
   return p;
 }
 
-std::vector<std::int64_t> sizes_of(const model::LanguageModel& model) {
-  std::vector<std::int64_t> sizes;
-  for (const auto& p : model.parameters()) sizes.push_back(p.numel());
-  return sizes;
-}
-
 // Blocking averages: at a fragment's step the anchor moves on that fragment
 // only, by the mean of the ranks' Δ there (every replica gathered over plain
 // MPI before the merge), every replica becomes the anchor there, and keeps
@@ -95,7 +90,7 @@ TEST_F(StreamingDdapTest, AFragmentsMergeIsTheMeanOnItsSliceAndTouchesNothingEls
   optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
   DdapReducer ddap(streaming(config::MergeKind::kAverage, config::MergeWireKind::kFp32, false), *model, optimizer,
                    merges, comm);
-  const MergeFragments fragments(sizes_of(*model), 2, 4);
+  const MergeFragments fragments(parameter_sizes(*model), 2, 4);
   const int w = comm.size();
   for (int s = 0; s < 8; ++s) {
     const at::Tensor anchor_before = ddap.evaluation_weights();
@@ -141,37 +136,16 @@ TEST_F(StreamingDdapTest, AFragmentsMergeIsTheMeanOnItsSliceAndTouchesNothingEls
 // load does): bitwise equal.
 TEST_F(StreamingDdapTest, StopAndResumeWithAFragmentInFlightIsBitwise) {
   const config::ParallelConfig p = streaming(config::MergeKind::kDiloco, config::MergeWireKind::kInt4, true);
-  const auto straight = [&] {
-    auto model = tiny_model();
-    optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
-    DdapReducer ddap(p, *model, optimizer, merges, comm);
-    train_steps(ddap, *model, optimizer, comm.rank(), 0, 10);
-    ddap.finish();
-    return flatten_parameters(*model);
-  };
-  const at::Tensor first = straight();
-  EXPECT_TRUE(torch::equal(first, straight()));
-
-  auto model = tiny_model();
-  optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
-  DdapState state;
-  {
-    DdapReducer before(p, *model, optimizer, merges, comm);
-    train_steps(before, *model, optimizer, comm.rank(), 0, 6);
-    state = before.state();
-  }
-  const FlatRange fragment0 = MergeFragments(sizes_of(*model), 2, 4).ranges()[0];
-  EXPECT_EQ(state.started_at, 6);
-  EXPECT_EQ(state.merging, fragment0);
-  EXPECT_EQ(state.merged.numel(), fragment0.size());
-  EXPECT_EQ(state.theta_at_start.numel(), fragment0.size());
-  const at::Tensor replica = flatten_parameters(*model);
-  DdapReducer after(p, *model, optimizer, merges, comm);  // broadcasts rank 0's weights
-  unflatten_into_parameters(replica, *model);
-  after.restore(state);
-  train_steps(after, *model, optimizer, comm.rank(), 6, 10);
-  after.finish();
-  EXPECT_TRUE(torch::equal(first, flatten_parameters(*model)));
+  const at::Tensor first = ddap_run(p, merges, comm, 10);
+  EXPECT_TRUE(torch::equal(first, ddap_run(p, merges, comm, 10)));
+  const at::Tensor resumed = ddap_run(p, merges, comm, 10, 6, [](model::LanguageModel& model, DdapState& state) {
+    const FlatRange fragment0 = MergeFragments(parameter_sizes(model), 2, 4).ranges()[0];
+    EXPECT_EQ(state.started_at, 6);
+    EXPECT_EQ(state.merging, fragment0);
+    EXPECT_EQ(state.merged.numel(), fragment0.size());
+    EXPECT_EQ(state.theta_at_start.numel(), fragment0.size());
+  });
+  EXPECT_TRUE(torch::equal(first, resumed));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <torch/types.h>
 
 #include "comm/mpi_communicator.h"
+#include "ddap_run.h"
 #include "optim/optimizer.h"
 #include "reduce/ddap_reducer.h"
 #include "reduce/flat_parameters.h"
@@ -114,36 +115,17 @@ TEST_F(MergeWireTest, QuantizedDdapRepeatsAndItsResidualsAreCheckpointState) {
   comm::MpiCommunicator merges(MPI_COMM_WORLD, std::chrono::seconds(120));
   for (const auto wire : {config::MergeWireKind::kInt8, config::MergeWireKind::kInt4}) {
     SCOPED_TRACE(config::name_of(wire));
-    const auto straight = [&] {
-      auto model = tiny_model();
-      optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
-      DdapReducer ddap(quantized_diloco(wire), *model, optimizer, merges, comm);
-      train_steps(ddap, *model, optimizer, comm.rank(), 0, 10);
-      ddap.finish();
-      return flatten_parameters(*model);
-    };
-    const at::Tensor first = straight();
-    EXPECT_TRUE(torch::equal(first, straight()));
+    const config::ParallelConfig p = quantized_diloco(wire);
+    const at::Tensor first = ddap_run(p, merges, comm, 10);
+    EXPECT_TRUE(torch::equal(first, ddap_run(p, merges, comm, 10)));
 
+    // Stopped after step 6's merge (blocking: every replica is the anchor).
     const auto resumed = [&](bool keep_residual) {
-      auto model = tiny_model();
-      optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
-      DdapState state;
-      {
-        DdapReducer before(quantized_diloco(wire), *model, optimizer, merges, comm);
-        train_steps(before, *model, optimizer, comm.rank(), 0, 6);
-        state = before.state();
-      }
-      EXPECT_TRUE(state.residual.defined());
-      EXPECT_GT(state.residual.abs().max().item<float>(), 0.0F);
-      if (!keep_residual) state.residual = at::Tensor();
-      // Blocking: after step 6's merge every replica is the anchor, so the new
-      // reducer's broadcast of rank 0's weights changes nothing.
-      DdapReducer after(quantized_diloco(wire), *model, optimizer, merges, comm);
-      after.restore(state);
-      train_steps(after, *model, optimizer, comm.rank(), 6, 10);
-      after.finish();
-      return flatten_parameters(*model);
+      return ddap_run(p, merges, comm, 10, 6, [&](model::LanguageModel& /*model*/, DdapState& state) {
+        EXPECT_TRUE(state.residual.defined());
+        EXPECT_GT(state.residual.abs().max().item<float>(), 0.0F);
+        if (!keep_residual) state.residual = at::Tensor();
+      });
     };
     EXPECT_TRUE(torch::equal(first, resumed(true)));
     EXPECT_FALSE(torch::equal(first, resumed(false)));
@@ -162,41 +144,24 @@ TEST_F(MergeWireTest, QuantizedSyncStepsKeepOneModelAndTheirResidualsAreCheckpoi
     config::ParallelConfig p = quantized_diloco(config::MergeWireKind::kFp32);
     p.sync_steps = 8;
     p.sync_wire = wire;
-    const auto straight = [&] {
-      auto model = tiny_model();
-      optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
-      DdapReducer ddap(p, *model, optimizer, merges, comm);
-      train_steps(ddap, *model, optimizer, comm.rank(), 0, 8);
-      const at::Tensor mine = flatten_parameters(*model);
+    const at::Tensor first = ddap_run(p, merges, comm, 10);
+    EXPECT_TRUE(torch::equal(first, ddap_run(p, merges, comm, 10)));
+    // After the last synchronous step: one model, bit for bit, and no residual.
+    const at::Tensor through_8 = ddap_run(p, merges, comm, 10, 8, [&](model::LanguageModel& model, DdapState& state) {
+      const at::Tensor mine = flatten_parameters(model);
       at::Tensor all = torch::empty({comm.size(), mine.numel()});
       comm.allgather(mine.data_ptr(), all.data_ptr(), static_cast<std::size_t>(mine.numel()), comm::DType::kFloat32);
       for (int r = 1; r < comm.size(); ++r) EXPECT_TRUE(torch::equal(all[r], all[0])) << "rank " << r;
-      EXPECT_FALSE(ddap.state().sync_residual.defined());  // dropped after the last synchronous step
-      train_steps(ddap, *model, optimizer, comm.rank(), 8, 10);
-      ddap.finish();
-      return flatten_parameters(*model);
-    };
-    const at::Tensor first = straight();
-    EXPECT_TRUE(torch::equal(first, straight()));
+      EXPECT_FALSE(state.sync_residual.defined());
+    });
+    EXPECT_TRUE(torch::equal(first, through_8));
 
     const auto resumed = [&](bool keep_residual) {
-      auto model = tiny_model();
-      optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
-      DdapState state;
-      {
-        DdapReducer before(p, *model, optimizer, merges, comm);
-        train_steps(before, *model, optimizer, comm.rank(), 0, 5);
-        state = before.state();
-      }
-      EXPECT_TRUE(state.sync_residual.defined());
-      EXPECT_GT(state.sync_residual.abs().max().item<float>(), 0.0F);
-      if (!keep_residual) state.sync_residual = at::Tensor();
-      // Synchronous: every replica is rank 0's, so the new reducer's broadcast changes nothing.
-      DdapReducer after(p, *model, optimizer, merges, comm);
-      after.restore(state);
-      train_steps(after, *model, optimizer, comm.rank(), 5, 10);
-      after.finish();
-      return flatten_parameters(*model);
+      return ddap_run(p, merges, comm, 10, 5, [&](model::LanguageModel& /*model*/, DdapState& state) {
+        EXPECT_TRUE(state.sync_residual.defined());
+        EXPECT_GT(state.sync_residual.abs().max().item<float>(), 0.0F);
+        if (!keep_residual) state.sync_residual = at::Tensor();
+      });
     };
     EXPECT_TRUE(torch::equal(first, resumed(true)));
     EXPECT_FALSE(torch::equal(first, resumed(false)));

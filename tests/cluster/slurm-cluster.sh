@@ -5,16 +5,25 @@
 #   * our own munged (key/socket/pid/log/seed under the prefix),
 #   * our own slurm.conf (SLURM_CONF points at it; /etc is never touched),
 #   * one network namespace per node, veth'd to a private host bridge on
-#     10.77.0.0/24; each slurmd runs as `slurmd -N nodeI` with its own UTS
-#     hostname and a private /etc/hosts bind mount; slurmctld runs on the
-#     bridge address (10.77.0.254) in the host netns, again with its own
-#     hostname.
+#     the first free subnet of 10.77.0.0/24 .. 10.77.15.0/24 (10.77.0.0/24
+#     unless another cluster holds it); each slurmd runs as `slurmd -N nodeI`
+#     with its own UTS hostname and a private /etc/hosts bind mount;
+#     slurmctld runs on the bridge address (.254) in the host netns, again
+#     with its own hostname.
 #
 # Everything `up` creates is appended to PREFIX/state/undo *as it is created*,
 # so `down` removes exactly that (and nothing else), even after a partial
 # `up`. Processes are only ever killed by recorded PID (checked against the
 # recorded start time, so a recycled PID is never hit) or because they live
 # in a network namespace we created. Never by name.
+#
+# Every prefix that `up` starts is also registered in $REGISTRY (on /run,
+# a tmpfs: it goes with a reboot, as do the bridges and namespaces it
+# describes). A run killed with SIGKILL, or a session that ends mid-test,
+# leaves its cluster's links behind with every daemon dead; the next `up`
+# finds such a cluster through the registry and runs its own undo log
+# (`down`), so it removes exactly what that cluster recorded, never anything
+# else.
 #
 # Usage:
 #   slurm-cluster.sh up    --prefix DIR --nodes N [--cpus C] [--site-like] [--accounting]
@@ -34,8 +43,16 @@
 set -euo pipefail
 
 readonly PROG=${0##*/}
-readonly SUBNET=10.77.0            # /24; nodes are .1..N, the controller .254
-readonly CTL_IP=$SUBNET.254
+# /24; nodes are .1..N, the controller .254. `up` takes the first free one
+# of 10.77.0 .. 10.77.$((SUBNETS - 1)) and records it in cluster.vars.
+SUBNET=10.77.0
+CTL_IP=$SUBNET.254
+readonly SUBNETS=16
+readonly REGISTRY=${HPCT_CLUSTER_REGISTRY:-/run/hpctrain-test-clusters}
+# A cluster whose every recorded daemon is dead is stale only when its undo
+# log has not changed for this long: an `up` still creating its links has
+# recorded no daemon yet.
+readonly STALE_AFTER_S=120
 readonly CTL_HOST=hpctctl
 readonly MAX_NODES=3
 # Metric of the safety route: far above the connected route of the bridge
@@ -130,6 +147,7 @@ load_vars() {
   [[ -f $PREFIX/state/cluster.vars ]] || die "$PREFIX is not a cluster prefix (no state/cluster.vars)"
   # shellcheck source=/dev/null
   . "$PREFIX/state/cluster.vars"
+  CTL_IP=$SUBNET.254
 }
 
 # ---------------------------------------------------------------------------
@@ -171,14 +189,63 @@ preflight() {
       command -v "$b" >/dev/null || die "missing required program for --accounting: $b"
     done
   fi
-  # The subnet is fixed, so a second cluster (or anything else on 10.77.0.0/24)
-  # would collide: refuse rather than half-work.
-  if ip -o -4 addr show | grep -q " ${SUBNET//./\\.}\."; then
-    die "an address in $SUBNET.0/24 already exists (another cluster up?): $(ip -o -4 addr show | grep " $SUBNET\." | head -1)"
-  fi
-  if [[ -n $(ip route show "$SUBNET.0/24") ]]; then
-    die "a route for $SUBNET.0/24 already exists: $(ip route show "$SUBNET.0/24")"
-  fi
+  reclaim_stale
+  choose_subnet
+}
+
+# A subnet is free when no address and no route of this machine is in it
+# (another cluster's, a leftover nobody recorded, or the site's own).
+subnet_free() {
+  ! ip -o -4 addr show | grep -q " ${1//./\\.}\." && [[ -z $(ip route show "$1.0/24") ]]
+}
+
+choose_subnet() {
+  local k
+  for ((k = 0; k < SUBNETS; k++)); do
+    subnet_free "10.77.$k" && { SUBNET=10.77.$k; CTL_IP=$SUBNET.254; return 0; }
+  done
+  die "no free subnet in 10.77.0.0/24 .. 10.77.$((SUBNETS - 1)).0/24; in use: $(ip -o -4 addr show | grep ' 10\.77\.' | head -3)"
+}
+
+# True when PREFIX's undo log records no live daemon and has been still for
+# STALE_AFTER_S: what a killed run leaves.
+prefix_is_stale() {
+  local undo=$1/state/undo kind pid start label age
+  [[ -f $undo ]] || return 1
+  while read -r kind pid start label; do
+    [[ $kind == pid ]] && proc_is "$pid" "$start" && return 1
+  done <"$undo"
+  age=$(($(date +%s) - $(stat -c %Y "$undo")))
+  ((age >= STALE_AFTER_S))
+}
+
+# Forget PREFIX's registry entry once it is down.
+unregister() {
+  local id
+  id=$( (. "$PREFIX/state/cluster.vars" 2>/dev/null && echo "${ID:-}"))
+  [[ -n $id && $(cat "$REGISTRY/$id" 2>/dev/null) == "$PREFIX" ]] && rm -f -- "$REGISTRY/$id"
+  return 0
+}
+
+# Tear down the registered clusters whose runs were killed, through their
+# own undo logs; forget entries whose prefix is down or gone.
+reclaim_stale() {
+  [[ -d $REGISTRY ]] || return 0
+  local entry prefix
+  for entry in "$REGISTRY"/*; do
+    [[ -f $entry ]] || continue
+    prefix=$(<"$entry")
+    if [[ ! -f $prefix/state/undo ]]; then
+      rm -f -- "$entry"
+    elif prefix_is_stale "$prefix"; then
+      log "reclaiming a stale cluster (every daemon dead, left by a killed run): $prefix"
+      if (PREFIX=$prefix UNDO=$prefix/state/undo do_down); then
+        rm -f -- "$entry"
+      else
+        log "could not tear down $prefix; what is left of it stays, another subnet is used"
+      fi
+    fi
+  done
 }
 
 port_free() { [[ -z $(ss -Hltn "sport = :$1") ]]; }
@@ -384,7 +451,7 @@ setup_network() {
     record sysctl net.bridge.bridge-nf-call-iptables "$(cat "$f")"
     echo 0 >"$f"
   fi
-  # Safety net: once the bridge is gone, 10.77.0.0/24 must not fall through
+  # Safety net: once the bridge is gone, the subnet must not fall through
   # to the default route and leak off the machine.
   record route unreachable "$SUBNET.0/24" metric "$UNREACH_METRIC"
   ip route add unreachable "$SUBNET.0/24" metric "$UNREACH_METRIC"
@@ -502,7 +569,10 @@ cmd_up() {
     printf 'ID=%q\nNODES=%q\nCPUS=%q\n' "$ID" "$NODES" "$CPUS"
     printf 'BRIDGE=%q\nVETH_PREFIX=%q\nNS_PREFIX=%q\n' "$BRIDGE" "$VETH_PREFIX" "$NS_PREFIX"
     printf 'CTLD_PORT=%q\nSLURMD_PORT=%q\nDBD_PORT=%q\n' "$CTLD_PORT" "$SLURMD_PORT" "$DBD_PORT"
+    printf 'SUBNET=%q\n' "$SUBNET"
   } >"$PREFIX/state/cluster.vars"
+  mkdir -p "$REGISTRY"
+  echo "$PREFIX" >"$REGISTRY/$ID"
 
   write_configs
   start_munged
@@ -670,6 +740,7 @@ do_down() {
   for x in "${links[@]}"; do ip link show "$x" &>/dev/null && { log "link $x still exists"; ok=0; }; done
   if ((ok)); then
     mv -f "$UNDO" "$UNDO.done"
+    unregister
     log "cluster under $PREFIX is down"
   else
     log "teardown incomplete; run down again"

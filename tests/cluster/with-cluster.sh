@@ -7,15 +7,17 @@
 # Meant as a CTest wrapper, e.g.
 #   add_test(NAME cluster.srun COMMAND tests/cluster/with-cluster.sh --nodes 2 -- srun -N2 hostname)
 #   set_tests_properties(cluster.srun PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
-# (RUN_SERIAL: every cluster uses the fixed subnet 10.77.0.0/24, so two
-# cannot run at once; `up` refuses cleanly if one is already there.)
+# (RUN_SERIAL: two clusters would each take a subnet of their own, but the
+# tests' timeouts assume the machine's cores are theirs.)
 #
 # Exit status: CMD's status; 77 (CTest's SKIP) when this machine cannot host
 # a cluster (not root, no network namespaces, slurm/munge not installed);
 # 1 if the cluster could not be brought up.
 #
 # The cluster is always torn down (EXIT/INT/TERM trap), also when CMD fails.
-# Only a SIGKILL of this script can leave it behind; then run
+# Only a SIGKILL of this script (or the end of the session it runs in) can
+# leave it behind; the next `up` tears such a cluster down through its undo
+# log once every daemon of it is dead (slurm-cluster.sh, "registered"), or run
 #   slurm-cluster.sh down --prefix <the prefix printed at start>
 set -euo pipefail
 

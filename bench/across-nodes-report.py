@@ -48,7 +48,7 @@ def label(config, settings):
     _, merge, mode = base.split("-")
     detail = f", applied {settings.get('merge_delay', '?')} steps later" if mode == "overlapped" else ""
     for option in options:
-        if option in ("syncint8", "syncint4"):
+        if option in ("syncint8", "syncint4", "syncint2"):
             detail += f", their gradients {option[len('sync'):]}"
         elif option.startswith("sync"):
             detail += f", {option[len('sync'):]} synchronous steps first"

@@ -13,7 +13,7 @@ class SectionReader;
 enum class ReducerKind { kDdp, kDdap };
 enum class MergeKind { kAverage, kTies, kDiloco };
 enum class MergeMode { kBlocking, kOverlapped };
-enum class MergeWireKind { kFp32, kInt8, kInt4 };
+enum class MergeWireKind { kFp32, kInt8, kInt4, kInt2 };
 // What a rank does between two polls of a pending collective (docs/bootstrap.md).
 enum class CommWait { kSpin, kYield, kSleep };
 
@@ -34,8 +34,10 @@ struct ChoiceTable<MergeMode> {
 };
 template <>
 struct ChoiceTable<MergeWireKind> {
-  static constexpr std::array<Choice<MergeWireKind>, 3> entries{
-      {{"fp32", MergeWireKind::kFp32}, {"int8", MergeWireKind::kInt8}, {"int4", MergeWireKind::kInt4}}};
+  static constexpr std::array<Choice<MergeWireKind>, 4> entries{{{"fp32", MergeWireKind::kFp32},
+                                                                 {"int8", MergeWireKind::kInt8},
+                                                                 {"int4", MergeWireKind::kInt4},
+                                                                 {"int2", MergeWireKind::kInt2}}};
 };
 template <>
 struct ChoiceTable<CommWait> {
@@ -59,7 +61,7 @@ struct ParallelConfig {
   // Steps trained synchronously first (gradients averaged every step, as DDP
   // does) before the local steps and merges begin: post-local SGD's warm start.
   std::int64_t sync_steps = 0;
-  // How those steps' gradients travel: fp32, or int8 or int4 with error
+  // How those steps' gradients travel: fp32, or int8, int4 or int2 with error
   // feedback (the merge wires' quantization, reduce/quantized_merge_wire.h).
   MergeWireKind sync_wire = MergeWireKind::kFp32;
   std::int64_t merge_every = 16;  // H, counted from the end of the synchronous steps
@@ -70,7 +72,7 @@ struct ParallelConfig {
   // Streaming: the model merges in this many fragments, one every H/P steps
   // on a staggered schedule (reduce/merge_fragments.h).
   std::int64_t merge_fragments = 1;
-  // How the outer gradients travel: fp32, or int8 or int4 with error feedback (reduce/merge_wire.h).
+  // How the outer gradients travel: fp32, or int8, int4 or int2 with error feedback (reduce/merge_wire.h).
   MergeWireKind merge_wire = MergeWireKind::kFp32;
   double outer_lr = 0.7;        // diloco
   double outer_momentum = 0.9;  // diloco

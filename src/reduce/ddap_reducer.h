@@ -16,7 +16,7 @@
 //             moments are clamped at zero afterwards (the correction can take a
 //             rank whose own second moment was above the mean below zero).
 // merge_wire: how the outer gradients travel (merge_wire.h): fp32, or int8
-//             or int4 with error feedback: each rank adds what its last
+//             int4 or int2 with error feedback: each rank adds what its last
 //             merge's rounding left out (its residual) to its next merge's Δ.
 // merge_fragments: streaming: the flat parameters in P fragments, each merged
 //             every H steps on a staggered schedule, one fragment every H/P
@@ -29,7 +29,7 @@
 //             merges begin after step N, H counted from there (post-local SGD:
 //             local steps lose least once the model is past its first phase).
 // sync_wire:  how those steps' gradients travel: fp32 (one allreduce), or
-//             int8 or int4 through the merge wires' quantization, with error
+//             int8, int4 or int2 through the merge wires' quantization, with error
 //             feedback: each rank adds what its last step's rounding left
 //             out to its next step's gradient; the residual is dropped when
 //             the synchronous steps end.

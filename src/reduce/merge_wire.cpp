@@ -29,6 +29,7 @@ std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& paralle
     case config::MergeWireKind::kFp32: return std::make_unique<Fp32MergeWire>(rule);
     case config::MergeWireKind::kInt8:
     case config::MergeWireKind::kInt4:
+    case config::MergeWireKind::kInt2:
       if (rule.kind == config::MergeKind::kTies) {
         throw std::invalid_argument("a quantized parallel.merge_wire carries a mean; ties needs every rank's signs");
       }
@@ -39,7 +40,8 @@ std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& paralle
 
 std::unique_ptr<MergeWire> make_quantized_wire(config::MergeWireKind kind, int ranks) {
   if (kind == config::MergeWireKind::kFp32) throw std::invalid_argument("make_quantized_wire: fp32 is not quantized");
-  return std::make_unique<QuantizedMergeWire>(ranks, kind == config::MergeWireKind::kInt8 ? 8 : 4);
+  const int bits = kind == config::MergeWireKind::kInt8 ? 8 : kind == config::MergeWireKind::kInt4 ? 4 : 2;
+  return std::make_unique<QuantizedMergeWire>(ranks, bits);
 }
 
 }  // namespace hpctrain::reduce

@@ -14,6 +14,10 @@
 //         (average, diloco).
 //   int4  the same with values in [-7, 7], two to a byte: 7.5x fewer bytes
 //         than fp32.
+//   int2  values in {-1, 0, 1}, four to a byte: 14x fewer bytes than fp32.
+//         A value rounds to 0 unless it is at least half its block's
+//         largest, so most of each merge waits in the residual: the error
+//         feedback is what carries it.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -54,7 +58,7 @@ class MergeWire {
 
 // The wire parallel.merge_wire names, for `rule` over `ranks` ranks.
 std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& parallel, const MergeRule& rule, int ranks);
-// The int8 or int4 wire over `ranks` ranks: the mean of the ranks' values
+// The int8, int4 or int2 wire over `ranks` ranks: the mean of the ranks' values
 // (DDAP's synchronous steps send their gradients through it, parallel.sync_wire).
 std::unique_ptr<MergeWire> make_quantized_wire(config::MergeWireKind kind, int ranks);
 

@@ -4,21 +4,32 @@
 #include <torch/types.h>
 
 #include <stdexcept>
+#include <vector>
 
 namespace hpctrain::reduce {
 namespace {
 
-// int4: two values in [-7, 7] to a byte, the first in the low nibble.
-at::Tensor pack_nibbles(const at::Tensor& values) {
-  const at::Tensor pairs = values.to(torch::kInt16).reshape({-1, 2});
-  return (pairs.select(1, 0).bitwise_and(0x0F) + pairs.select(1, 1).bitwise_and(0x0F) * 16).to(torch::kUInt8);
+// int4 and int2: 8 / bits values in [-L, L] to a byte, each as its `bits`-bit
+// two's complement, the first in the lowest bits.
+at::Tensor pack_fields(const at::Tensor& values, int bits) {
+  const std::int64_t per_byte = 8 / bits;
+  const at::Tensor fields = values.to(torch::kInt16).bitwise_and((1 << bits) - 1).reshape({-1, per_byte});
+  at::Tensor packed = torch::zeros({fields.size(0)}, fields.options());
+  for (std::int64_t j = 0; j < per_byte; ++j) packed += fields.select(1, j) * (1 << (bits * j));
+  return packed.to(torch::kUInt8);
 }
 
-at::Tensor unpack_nibbles(const at::Tensor& bytes) {
+at::Tensor unpack_fields(const at::Tensor& bytes, int bits) {
+  const std::int64_t per_byte = 8 / bits;
+  const std::int64_t sign_bit = std::int64_t{1} << (bits - 1);
   const at::Tensor b = bytes.to(torch::kInt16);
-  // A nibble n is the signed value (n ^ 8) - 8.
-  const auto sign = [](const at::Tensor& n) { return n.bitwise_xor(8) - 8; };
-  return torch::stack({sign(b.bitwise_and(0x0F)), sign(b.div(16, "floor"))}, 1).reshape({-1}).to(torch::kInt8);
+  std::vector<at::Tensor> fields;
+  for (std::int64_t j = 0; j < per_byte; ++j) {
+    // A field f is the signed value (f ^ 2^(bits-1)) - 2^(bits-1).
+    const at::Tensor f = b.div(std::int64_t{1} << (bits * j), "floor").bitwise_and((1 << bits) - 1);
+    fields.push_back(f.bitwise_xor(sign_bit) - sign_bit);
+  }
+  return torch::stack(fields, 1).reshape({-1}).to(torch::kInt8);
 }
 
 }  // namespace
@@ -43,7 +54,8 @@ at::Tensor dequantize_blocks(const QuantizedBlocks& q) {
 }
 
 QuantizedMergeWire::QuantizedMergeWire(int ranks, int bits) : ranks_(ranks), bits_(bits) {
-  if (bits != 8 && bits != 4) throw std::invalid_argument(fmt::format("a quantized merge wire of {} bits", bits));
+  if (bits != 8 && bits != 4 && bits != 2)
+    throw std::invalid_argument(fmt::format("a quantized merge wire of {} bits", bits));
 }
 
 std::string QuantizedMergeWire::describe() const { return fmt::format("int{} (error feedback)", bits_); }
@@ -54,7 +66,7 @@ std::int64_t QuantizedMergeWire::chunk_numel(std::int64_t numel) const {
 }
 
 at::Tensor QuantizedMergeWire::pack(const QuantizedBlocks& q, std::int64_t rows) const {
-  const at::Tensor values = bits_ == 8 ? q.values.view(torch::kUInt8) : pack_nibbles(q.values);
+  const at::Tensor values = bits_ == 8 ? q.values.view(torch::kUInt8) : pack_fields(q.values, bits_);
   return torch::cat({q.scales.reshape({rows, -1}).view(torch::kUInt8), values.reshape({rows, -1})}, 1).contiguous();
 }
 
@@ -63,7 +75,7 @@ QuantizedBlocks QuantizedMergeWire::unpack(const at::Tensor& bytes, std::int64_t
   const at::Tensor b = bytes.reshape({rows, -1});
   const at::Tensor values = b.narrow(1, scale_bytes, chunk * bits_ / 8).contiguous().reshape({-1});
   return {b.narrow(1, 0, scale_bytes).contiguous().view(torch::kFloat32).reshape({-1}),
-          bits_ == 8 ? values.view(torch::kInt8) : unpack_nibbles(values)};
+          bits_ == 8 ? values.view(torch::kInt8) : unpack_fields(values, bits_)};
 }
 
 MergeWire::Outgoing QuantizedMergeWire::encode(const at::Tensor& values) const {

@@ -1,10 +1,10 @@
-// DDAP's quantized merge wires (parallel.merge_wire = "int8" or "int4"): the
+// DDAP's quantized merge wires (parallel.merge_wire = "int8", "int4" or "int2"): the
 // mean over the ranks of their outer gradients, carried in the two stages of
 // a ring allreduce, each quantized to `bits` bits a value:
 //  1. each rank quantizes its values in blocks of kQuantBlock: one fp32
-//     scale (max |x| / L, L = 2^(bits-1) - 1: 127 for int8, 7 for int4) and
-//     kQuantBlock values round(x / scale) in [-L, L], two to a byte for
-//     int4; the values are cut into W chunks of whole blocks and chunk r goes
+//     scale (max |x| / L, L = 2^(bits-1) - 1: 127 for int8, 7 for int4, 1
+//     for int2) and kQuantBlock values round(x / scale) in [-L, L], two to a
+//     byte for int4, four for int2; the values are cut into W chunks of whole blocks and chunk r goes
 //     to rank r (alltoall);
 //  2. rank r dequantizes the W copies of its chunk, sums them in rank order,
 //     divides by W and quantizes that mean the same way;
@@ -12,7 +12,7 @@
 //     them: every rank holds the same M, bit for bit.
 // Per merge a rank sends 2(W-1)/W of (n * bits / 8 + 4n / kQuantBlock)
 // bytes, against 2(W-1)/W of 4n for fp32: 3.9x fewer for int8, 7.5x for
-// int4. Stage 1's rounding is this rank's residual (error feedback: the
+// int4, 14.2x for int2. Stage 1's rounding is this rank's residual (error feedback: the
 // reducer adds it to its next merge's values); stage 2's is the same on every
 // rank, at most half a step of the mean's own scale, and is not fed back.
 #pragma once
@@ -26,12 +26,12 @@
 namespace hpctrain::reduce {
 
 // Values per scale: a scale's 4 bytes add 3% to 128 int8 values (6% to
-// int4's 64 bytes), and a block this small keeps one large value from
+// int4's 64 bytes, 12% to int2's 32), and a block this small keeps one large value from
 // flattening many small ones.
 inline constexpr std::int64_t kQuantBlock = 128;
 
-// `x` (fp32, flat, a multiple of kQuantBlock values) quantized to `bits` (8
-// or 4) and back: what a receiver reconstructs.
+// `x` (fp32, flat, a multiple of kQuantBlock values) quantized to `bits` (8,
+// 4 or 2) and back: what a receiver reconstructs.
 struct QuantizedBlocks {
   at::Tensor scales;  // fp32, one per block
   at::Tensor values;  // int8 in [-L, L], x's shape (unpacked)

@@ -1,5 +1,5 @@
-// DDAP's quantized merge wires (reduce/quantized_merge_wire.h), int8 and
-// int4, across ranks: the merged update against a reference built from every
+// DDAP's quantized merge wires (reduce/quantized_merge_wire.h), int8, int4
+// and int2, across ranks: the merged update against a reference built from every
 // rank's values by the rule the header states, the residual it leaves, the
 // bytes it sends against fp32's, and DDAP with it deterministic, its error
 // feedback part of the state a checkpoint keeps.
@@ -30,7 +30,7 @@ torch::Tensor values_of(int rank, std::int64_t n) {
 }
 
 TEST_F(MergeWireTest, RoundTripIsWithinHalfAStepOfItsBlock) {
-  for (const int bits : {8, 4}) {
+  for (const int bits : {8, 4, 2}) {
     const int largest = (1 << (bits - 1)) - 1;
     at::Tensor x = values_of(comm.rank(), 40 * kQuantBlock);
     x.narrow(0, 3 * kQuantBlock, kQuantBlock).zero_();  // a block of zeros stays zeros
@@ -70,7 +70,7 @@ std::uint64_t check_mean(comm::Communicator& comm, int bits) {
 
   // Close to the exact mean, and this rank's residual is what its rounding left out.
   const at::Tensor exact = all.mean(0);
-  EXPECT_LE(((merged - exact).norm() / exact.norm()).item<double>(), bits == 8 ? 0.02 : 0.3) << bits;
+  EXPECT_LE(((merged - exact).norm() / exact.norm()).item<double>(), bits == 8 ? 0.02 : bits == 4 ? 0.3 : 1.0) << bits;
   at::Tensor x = torch::zeros({padded});
   x.narrow(0, 0, n).copy_(mine);
   EXPECT_TRUE(torch::equal(out.residual, mine - dequantize_blocks(quantize_blocks(x, bits)).narrow(0, 0, n)));
@@ -87,14 +87,16 @@ std::uint64_t check_mean(comm::Communicator& comm, int bits) {
 TEST_F(MergeWireTest, MeanIsTheRuleAppliedToEveryRanksValues) {
   const std::uint64_t int8 = check_mean(comm, 8);
   const std::uint64_t int4 = check_mean(comm, 4);
-  // Against fp32's allreduce of 4n: 3.9x and 7.5x fewer for whole chunks, a
-  // little less here (1000 values padded to whole chunks).
+  const std::uint64_t int2 = check_mean(comm, 2);
+  // Against fp32's allreduce of 4n: 3.9x, 7.5x and 14.2x fewer for whole
+  // chunks, a little less here (1000 values padded to whole chunks).
   if (comm.size() == 2) {
     comm::MpiCommunicator fp32(MPI_COMM_WORLD, std::chrono::seconds(120));
     at::Tensor v = values_of(comm.rank(), 1000);
     fp32.allreduce(v.data_ptr(), 1000, comm::DType::kFloat32, comm::ReduceOp::kAverage);
     EXPECT_GE(static_cast<double>(fp32.bytes_sent()) / static_cast<double>(int8), 3.75);
     EXPECT_GE(static_cast<double>(fp32.bytes_sent()) / static_cast<double>(int4), 7.0);
+    EXPECT_GE(static_cast<double>(fp32.bytes_sent()) / static_cast<double>(int2), 13.0);
   }
 }
 
@@ -113,7 +115,7 @@ config::ParallelConfig quantized_diloco(config::MergeWireKind wire) {
 // checkpoint dropped them).
 TEST_F(MergeWireTest, QuantizedDdapRepeatsAndItsResidualsAreCheckpointState) {
   comm::MpiCommunicator merges(MPI_COMM_WORLD, std::chrono::seconds(120));
-  for (const auto wire : {config::MergeWireKind::kInt8, config::MergeWireKind::kInt4}) {
+  for (const auto wire : {config::MergeWireKind::kInt8, config::MergeWireKind::kInt4, config::MergeWireKind::kInt2}) {
     SCOPED_TRACE(config::name_of(wire));
     const config::ParallelConfig p = quantized_diloco(wire);
     const at::Tensor first = ddap_run(p, merges, comm, 10);
@@ -139,7 +141,7 @@ TEST_F(MergeWireTest, QuantizedDdapRepeatsAndItsResidualsAreCheckpointState) {
 // residual is gone once the synchronous steps end.
 TEST_F(MergeWireTest, QuantizedSyncStepsKeepOneModelAndTheirResidualsAreCheckpointState) {
   comm::MpiCommunicator merges(MPI_COMM_WORLD, std::chrono::seconds(120));
-  for (const auto wire : {config::MergeWireKind::kInt8, config::MergeWireKind::kInt4}) {
+  for (const auto wire : {config::MergeWireKind::kInt8, config::MergeWireKind::kInt4, config::MergeWireKind::kInt2}) {
     SCOPED_TRACE(config::name_of(wire));
     config::ParallelConfig p = quantized_diloco(config::MergeWireKind::kFp32);
     p.sync_steps = 8;

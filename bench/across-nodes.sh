@@ -61,9 +61,10 @@ build=${HPCT_BUILD:-$repo/build}
 out=$repo/bench/results/across-nodes
 readonly EVAL_EVERY=20 MERGE_EVERY=16 MERGE_DELAY=4 LR=1e-3
 STEPS=400
-# The data every run was measured on: the quickstart's tokenizer trained on
-# 400,000 lines (the quickstart itself now trains it on 100,000).
-readonly DATA="--set data.tokenizer_max_lines=400000"
+# The data every run was measured on: the quickstart's corpus as whole files,
+# its tokenizer trained on 400,000 lines (the quickstart itself now trains it
+# on 100,000).
+readonly DATA="--set data.tokenizer_max_lines=400000 --set data.document_starts=[]"
 rates="100mbit"
 readonly CHOSEN="ddp ddap-diloco-blocking+int4 ddap-diloco-blocking+sync100+int4
   ddap-diloco-blocking+sync100+int4+syncint4 ddap-diloco-blocking+sync35+int4+syncint4"
@@ -118,8 +119,8 @@ reducer_settings() {  # CONFIG -> --set options
       local option
       for option in ${options//+/ }; do
         case $option in
-          int8 | int4) echo "--set parallel.merge_wire=$option" ;;
-          syncint8 | syncint4) echo "--set parallel.sync_wire=${option#sync}" ;;
+          int8 | int4 | int2) echo "--set parallel.merge_wire=$option" ;;
+          syncint8 | syncint4 | syncint2) echo "--set parallel.sync_wire=${option#sync}" ;;
           sync[0-9]*) echo "--set parallel.sync_steps=${option#sync}" ;;
           frag[0-9]*) echo "--set parallel.merge_fragments=${option#frag}" ;;
           *) echo "${0##*/}: unknown option $option in $1" >&2; exit 2 ;;

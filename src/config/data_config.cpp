@@ -35,6 +35,25 @@ void check_token_files(const DataConfig& d, const SectionReader& section) {
   }
 }
 
+// Prefixes of lines, for text: token files have no lines to cut at.
+void check_document_starts(const DataConfig& d, const SectionReader& section) {
+  if (d.document_starts.empty()) return;
+  if (d.token_files()) {
+    throw ConfigError(
+        fmt::format("{}: data.document_starts cuts text at lines; data.format = \"{}\" reads token "
+                    "files, which have none",
+                    section.origins({{"data", "document_starts"}, {"data", "format"}}), name_of(d.format)));
+  }
+  for (const auto& prefix : d.document_starts) {
+    if (prefix.empty() || prefix.find('\n') != std::string::npos) {
+      throw ConfigError(
+          fmt::format("{}: data.document_starts holds an empty prefix or one with a line break: each is "
+                      "how a line that begins a document starts (\"def \", \"class \")",
+                      section.origins({{"data", "document_starts"}})));
+    }
+  }
+}
+
 }  // namespace
 
 DataConfig DataConfig::read(SectionReader section, const JobConfig& job) {
@@ -48,6 +67,7 @@ DataConfig DataConfig::read(SectionReader section, const JobConfig& job) {
   d.on_bad_input = section.choice("on_bad_input", d.on_bad_input);
   d.min_document_bytes = section.integer("min_document_bytes", d.min_document_bytes, 0, kNoLimit);
   d.max_document_bytes = section.integer("max_document_bytes", d.max_document_bytes, 1, kNoLimit);
+  d.document_starts = section.strings("document_starts", d.document_starts);
   d.deduplicate = section.boolean("deduplicate", d.deduplicate);
   d.validation_fraction = section.number("validation_fraction", d.validation_fraction, 0.0, 0.5);
   d.test_fraction = section.number("test_fraction", d.test_fraction, 0.0, 0.5);
@@ -76,6 +96,7 @@ DataConfig DataConfig::read(SectionReader section, const JobConfig& job) {
                                   d.validation_fraction + d.test_fraction));
   }
   check_token_files(d, section);
+  check_document_starts(d, section);
   if (d.min_document_bytes > d.max_document_bytes) {
     throw ConfigError(fmt::format("{}: data.min_document_bytes {} exceeds data.max_document_bytes {}",
                                   section.origins({{"data", "min_document_bytes"}, {"data", "max_document_bytes"}}),

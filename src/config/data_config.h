@@ -52,6 +52,10 @@ struct DataConfig {
   BadInput on_bad_input = BadInput::kSkip;  // skip (and count) or error
   std::int64_t min_document_bytes = 1;
   std::int64_t max_document_bytes = 1 << 20;
+  // A text file is cut into several documents, each beginning at a line that
+  // follows a blank line and starts with one of these prefixes
+  // (data/document_starts.h); none: a file is one document.
+  std::vector<std::string> document_starts;
   bool deduplicate = true;
   double validation_fraction = 0.05;  // of documents, chosen by content hash
   double test_fraction = 0.0;         // of documents, a third split no run reads before its very end

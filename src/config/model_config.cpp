@@ -21,6 +21,18 @@ ModelConfig ModelConfig::read(SectionReader section, const DataConfig& data) {
     m.rope_theta = section.number("rope_theta", m.rope_theta, 1.0, 1e12);
     m.norm_eps = section.number("norm_eps", m.norm_eps, 0.0, 1.0);
     m.tie_embeddings = section.boolean("tie_embeddings", m.tie_embeddings);
+  } else {
+    // GPT's and BERT's output layers are the token embedding (as GPT-2's and
+    // BERT's), the mlp's is its own: the key may say so, not otherwise, so
+    // that an experiment written for a tied llama still reads as another kind.
+    const bool tied = m.kind != ModelKind::kMlp;
+    m.tie_embeddings = section.boolean("tie_embeddings", tied);
+    if (m.tie_embeddings != tied) {
+      throw ConfigError(fmt::format(
+          "{}: model.kind = \"{}\" {}; model.tie_embeddings = {} chooses only for llama",
+          section.origins({{"model", "tie_embeddings"}, {"model", "kind"}}), name_of(m.kind),
+          tied ? "ties its output layer to the token embedding" : "has an output layer of its own", m.tie_embeddings));
+    }
   }
   if (m.kind == ModelKind::kBert) m.norm_position = section.choice("norm_position", m.norm_position);
   m.init_from = section.string("init_from", "");

@@ -53,7 +53,9 @@ struct ModelConfig {
   std::int64_t d_ff = 0;        // SwiGLU's hidden width; default: 8/3 d_model rounded up to a multiple of 64
   double rope_theta = 10000.0;  // RoPE's base
   double norm_eps = 1e-6;       // RMSNorm's epsilon
-  bool tie_embeddings = false;  // the output layer shares the token embedding
+  // The output layer shares the token embedding: llama chooses (default no);
+  // gpt and bert always do, the mlp never (the key may only say so).
+  bool tie_embeddings = false;
   // A Hugging Face model directory (gpt, llama, post-LayerNorm bert) whose weights a new run starts
   // from; its config.json gives the keys above (config/hf_model_config.h).
   std::string init_from;

@@ -11,6 +11,7 @@
 
 #include "data/data_error.h"
 #include "data/data_set_dir.h"
+#include "data/document_starts.h"
 #include "data/documents.h"
 #include "data/parallel_encode.h"
 #include "data/sources.h"
@@ -46,6 +47,7 @@ std::string fingerprint_of(const config::DataConfig& d, const std::vector<Source
   if (d.test_fraction > 0) j["test_fraction"] = d.test_fraction;
   // Keys added later enter only when set, so older data sets keep their fingerprint.
   if (!d.exclude.empty()) j["exclude"] = d.exclude;
+  if (!d.document_starts.empty()) j["document_starts"] = d.document_starts;
   if (d.token_files()) j["split_sources"] = {d.validation_sources, d.test_sources};
   j["tokenizer"] = {d.tokenizer, config::name_of(d.tokenizer_model), d.vocab_size, d.tokenizer_max_lines,
                     tokenizer_hash};
@@ -313,15 +315,21 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
     (split_key < validation_below ? validation : split_key < test_below ? test : train).push_back(std::move(doc));
   }
   all.clear();
+  const std::size_t files_kept = train.size() + validation.size() + test.size();
+  // Cut after the split, so that the pieces of one file stay in its split.
+  if (!d.document_starts.empty()) {
+    const DocumentStarts starts(d.document_starts);
+    for (auto* split : {&train, &validation, &test}) *split = starts.split(std::move(*split));
+  }
   stats.documents = train.size() + validation.size() + test.size();
   if (train.empty()) {
     throw DataError(fmt::format("{}: the corpus is empty after filtering ({} files read; skipped: {})", experiment.path,
                                 files.size(), nlohmann::json(stats.skipped).dump()));
   }
-  progress.done(fmt::format("read {} files: {} documents ({} train, {} validation{}), {} duplicates removed",
-                            files.size(), stats.documents, train.size(), validation.size(),
-                            d.test_fraction > 0 ? fmt::format(", {} test", test.size()) : "",
-                            stats.duplicates_removed));
+  progress.done(fmt::format(
+      "read {} files: {} documents{} ({} train, {} validation{}), {} duplicates removed", files.size(), stats.documents,
+      d.document_starts.empty() ? "" : fmt::format(" cut from {} at data.document_starts", files_kept), train.size(),
+      validation.size(), d.test_fraction > 0 ? fmt::format(", {} test", test.size()) : "", stats.duplicates_removed));
 
   // Tokenizer.
   Tokenizer tokenizer = [&] {

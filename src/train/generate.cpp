@@ -23,7 +23,11 @@ std::string generate(model::LanguageModel& model, const data::Tokenizer& tokeniz
     auto* allowed = healing->data_ptr<bool>();
     for (std::size_t id = 0; id < healed->allowed.size(); ++id) allowed[id] = healed->allowed[id];
   }
-  if (ids.empty()) ids.push_back(data::Tokenizer::kEos);  // an empty prompt starts a new document
+  // A prompt starts a new document: training joins documents with </s>, so
+  // the model reads what follows it as the beginning of one (a file's first
+  // line, or with data.document_starts a top-level definition), not as text
+  // cut out of the middle of one, which is all a window's first token is.
+  ids.insert(ids.begin(), data::Tokenizer::kEos);
   std::uint64_t state = data::mix64(seed);
   for (std::int64_t i = 0; i < new_tokens; ++i) {
     const auto start =

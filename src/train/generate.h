@@ -1,5 +1,6 @@
 // Sampling text from a causal model: temperature and top-k, deterministic for
 // a given seed, with the prompt's last token healed (data/token_healing.h).
+// The prompt starts a new document (after </s>, as training separates them).
 #pragma once
 
 #include <cstdint>

@@ -32,7 +32,7 @@ PY
 common=(--set "data.dir=$work/data" --set "job.run_dir=$work/run" --set "data.sources=[\"$work/tokens\"]"
   --set data.glob=demo_train_*.bin --set "data.validation_sources=[\"$work/tokens/demo_val_000000.bin\"]"
   --set "data.test_sources=[\"$work/tokens/demo_test_000000.bin\"]"
-  --set data.format=llmc --set data.vocab_size=50257 --set data.seq_len=32 --set data.test_fraction=0
+  --set data.format=llmc --set "data.document_starts=[]" --set data.vocab_size=50257 --set data.seq_len=32 --set data.test_fraction=0
   --set model.n_layer=1 --set model.d_model=32 --set model.n_head=2 --set training.steps=20 --set training.batch_size=4
   --set training.micro_batch_size=4 --set eval.interval=0 --set eval.samples=16 --set schedule.warmup_steps=2)
 "$hpctrain" prepare "$experiment" "${common[@]}" >"$work/prepare.out" 2>&1 || { cat "$work/prepare.out"; exit 1; }

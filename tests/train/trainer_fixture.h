@@ -47,7 +47,7 @@ class TrainerTest : public ::testing::Test {
   // A tiny GPT on the quickstart data, 4 samples a step per rank, in RUN.
   config::Experiment experiment(const std::string& run, std::vector<std::string> overrides = {}) const {
     std::vector<std::string> all = {"data.dir=" + data_, "job.run_dir=" + (work_ / run).string(), "data.seq_len=32",
-                                    "model.n_layer=1", "model.n_head=2", "model.d_model=32",
+                                    "model.kind=gpt", "model.n_layer=1", "model.n_head=2", "model.d_model=32",
                                     "training.batch_size=" + std::to_string(4 * world_->size()),
                                     "training.micro_batch_size=4", "training.threads=1", "optimizer.lr=0.003",
                                     "schedule.warmup_steps=2", "eval.samples=8", "eval.final=sample",

@@ -84,6 +84,24 @@ TEST_F(ConfigTest, TheCommunicatorsWaitIsAChoice) {
       path_.string() + ":2:13: parallel.comm_wait: 'spinn' is not one of spin, yield, sleep (did you mean 'spin'?)");
 }
 
+// tie_embeddings: llama's choice; gpt and bert are tied and the mlp is not,
+// so an experiment for a tied llama reads as a gpt, never the other way round.
+TEST_F(ConfigTest, TieEmbeddingsIsLlamasChoiceAndTheOtherKindsFixed) {
+  const std::string tied_llama = "[model]\nkind = \"llama\"\ntie_embeddings = true\n";
+  EXPECT_TRUE(load_experiment(write(tied_llama)).model.tie_embeddings);
+  EXPECT_FALSE(load_experiment(write("[model]\nkind = \"llama\"\n")).model.tie_embeddings);
+  EXPECT_TRUE(load_experiment(write(tied_llama), {"model.kind=gpt"}).model.tie_embeddings);
+  EXPECT_TRUE(load_experiment(write(tied_llama), {"model.kind=bert"}).model.tie_embeddings);
+  EXPECT_TRUE(load_experiment(write("[model]\nkind = \"gpt\"\n")).model.tie_embeddings);
+  EXPECT_FALSE(load_experiment(write("[model]\nkind = \"mlp\"\n")).model.tie_embeddings);
+  const std::string untied_gpt = error_of("[model]\nkind = \"gpt\"\ntie_embeddings = false\n");
+  EXPECT_NE(untied_gpt.find("model.kind = \"gpt\" ties its output layer to the token embedding"), std::string::npos)
+      << untied_gpt;
+  EXPECT_NE(untied_gpt.find(":3:"), std::string::npos) << untied_gpt;  // where tie_embeddings is set
+  const std::string tied_mlp = error_of(tied_llama, {"model.kind=mlp"});
+  EXPECT_NE(tied_mlp.find("model.kind = \"mlp\" has an output layer of its own"), std::string::npos) << tied_mlp;
+}
+
 // A quantized merge wire carries a mean: DDAP's average or diloco, never DDP or ties.
 TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
   const auto e = load_experiment(write("[parallel]\nreducer = \"ddap\"\nmerge = \"diloco\"\nmerge_wire = \"int8\"\n"));
@@ -92,6 +110,9 @@ TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
   EXPECT_EQ(
       load_experiment(write("[parallel]\nreducer = \"ddap\"\n"), {"parallel.merge_wire=int4"}).parallel.merge_wire,
       MergeWireKind::kInt4);
+  EXPECT_EQ(
+      load_experiment(write("[parallel]\nreducer = \"ddap\"\n"), {"parallel.merge_wire=int2"}).parallel.merge_wire,
+      MergeWireKind::kInt2);
   EXPECT_NE(error_of("[parallel]\nmerge_wire = \"int8\"\n").find("parallel.merge_wire is how DDAP's merges travel"),
             std::string::npos);
   const std::string ties = error_of("[parallel]\nreducer = \"ddap\"\nmerge = \"ties\"\n", {"parallel.merge_wire=int8"});
@@ -103,6 +124,9 @@ TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
 TEST_F(ConfigTest, ASyncWireNeedsDdapsSynchronousSteps) {
   const auto e = load_experiment(write("[parallel]\nreducer = \"ddap\"\nsync_steps = 30\nsync_wire = \"int4\"\n"));
   EXPECT_EQ(e.parallel.sync_wire, MergeWireKind::kInt4);
+  EXPECT_EQ(load_experiment(write("[parallel]\nreducer = \"ddap\"\nsync_steps = 30\n"), {"parallel.sync_wire=int2"})
+                .parallel.sync_wire,
+            MergeWireKind::kInt2);
   EXPECT_EQ(load_experiment(write("")).parallel.sync_wire, MergeWireKind::kFp32);
   const std::string none = error_of("[parallel]\nreducer = \"ddap\"\nsync_wire = \"int8\"\n");
   EXPECT_NE(none.find("parallel.sync_wire is how DDAP's synchronous steps' gradients travel"), std::string::npos)

@@ -153,6 +153,25 @@ TEST_F(DataPipelineTest, ATestSplitComesFromTrainingNeverFromValidation) {
   EXPECT_EQ(test.split(), "test");
 }
 
+// data.document_starts cuts each file after the split, at lines alone: the
+// same tokens with one </s> more per piece, every file's pieces in its split.
+TEST_F(DataPipelineTest, DocumentStartsCutFilesIntoDocumentsWithinTheirSplit) {
+  const auto whole = prepare(experiment({"data.validation_fraction=0.3"}), log_);
+  fs::copy_file(whole.dir / "tokenizer.model", root_ / "tokenizer.model");
+  const std::string tokenizer = "data.tokenizer=" + (root_ / "tokenizer.model").string();
+  const auto same = prepare(experiment({"data.validation_fraction=0.3", tokenizer}), log_);
+  ASSERT_EQ(same.stats.tokens, whole.stats.tokens);
+  const auto cut = prepare(
+      experiment({"data.validation_fraction=0.3", tokenizer, R"(data.document_starts=["def ", "class ", "@"])"}), log_);
+  EXPECT_NE(cut.fingerprint, same.fingerprint);
+  EXPECT_GT(cut.stats.documents, same.stats.documents + 10);
+  EXPECT_EQ(cut.stats.tokens - same.stats.tokens, cut.stats.documents - same.stats.documents);
+  EXPECT_GE(cut.stats.train_tokens, same.stats.train_tokens);
+  EXPECT_GT(cut.stats.validation_tokens, same.stats.validation_tokens);  // a file with definitions is there
+  const std::string refused = error_of({R"(data.document_starts=["def ", ""])"});
+  EXPECT_NE(refused.find("data.document_starts holds an empty prefix"), std::string::npos) << refused;
+}
+
 TEST_F(DataPipelineTest, LoaderReadsFixedLengthSamplesFromTheShards) {
   const auto result = prepare(experiment(), log_);
   const TokenDataset train(result.dir, "train", 16, result.tokenizer_hash);

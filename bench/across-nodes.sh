@@ -22,9 +22,9 @@
 #                       (outer Nesterov momentum 0.9, outer learning rate 0.7),
 #                       every MERGE_EVERY steps, blocking or overlapped (applied
 #                       MERGE_DELAY steps later); a DDAP configuration's
-#                       options after "+": int8 or int4 (parallel.merge_wire),
-#                       syncN (parallel.sync_steps = N), syncint8 or syncint4
-#                       (parallel.sync_wire), fragN (streaming:
+#                       options after "+": int8, int4 or int2
+#                       (parallel.merge_wire), syncN (parallel.sync_steps = N),
+#                       syncint8, syncint4 or syncint2 (parallel.sync_wire), fragN (streaming:
 #                       parallel.merge_fragments = N);
 #   the chosen ones:    `--configs chosen`: DDP and the DDAP configurations
 #                       chosen by bench/ddap-tokens-to-target.sh on the
@@ -38,7 +38,11 @@
 #                       (parallel.sync_wire, "Quantized synchronous steps,
 #                       measured"), 100 of them (0.83x, 25x fewer bytes) and
 #                       35 (1.13x DDP's tokens, 53x fewer bytes: at most 1.3x
-#                       the tokens and at least 50x fewer bytes).
+#                       the tokens and at least 50x fewer bytes); then, measured
+#                       on this benchmark's own model (ddap-tokens-to-target.sh
+#                       --model d256), 70 synchronous steps over the int2 wire
+#                       before int4 merges (1.12x DDP's tokens, 53x fewer
+#                       bytes).
 # Each rank's 8 sequences per step go through one micro-batch, so all of DDP's
 # backward can overlap communication. Results (metrics.jsonl per run, the
 # link's allreduce bandwidth) go to OUT; bench/across-nodes-report.py then
@@ -67,7 +71,8 @@ STEPS=400
 readonly DATA="--set data.tokenizer_max_lines=400000 --set data.document_starts=[]"
 rates="100mbit"
 readonly CHOSEN="ddp ddap-diloco-blocking+int4 ddap-diloco-blocking+sync100+int4
-  ddap-diloco-blocking+sync100+int4+syncint4 ddap-diloco-blocking+sync35+int4+syncint4"
+  ddap-diloco-blocking+sync100+int4+syncint4 ddap-diloco-blocking+sync35+int4+syncint4
+  ddap-diloco-blocking+sync70+int4+syncint2"
 configs="ddp ddap-average-blocking ddap-average-overlapped ddap-ties-blocking ddap-ties-overlapped
          ddap-diloco-blocking ddap-diloco-overlapped"
 report_only=false

@@ -4,20 +4,21 @@
 
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <string>
 #include <vector>
 
 namespace hpctrain::data {
 namespace {
 
-const DocumentStarts kPython({"def ", "class ", "async def ", "@"});
-
-std::vector<Document> cut(const std::string& text) { return kPython.split({{text, "f.py"}}); }
+std::vector<Document> cut(const std::string& text) {
+  const DocumentStarts python({"def ", "class ", "async def ", "@"});
+  return python.split({{text, "f.py"}});
+}
 
 std::string joined(const std::vector<Document>& pieces) {
-  return std::accumulate(pieces.begin(), pieces.end(), std::string(),
-                         [](std::string all, const Document& d) { return all + d.text; });
+  std::string all;
+  for (const auto& piece : pieces) all += piece.text;
+  return all;
 }
 
 TEST(DocumentStartsTest, ATopLevelDefinitionAfterABlankLineStartsADocument) {

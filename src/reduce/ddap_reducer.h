@@ -15,7 +15,7 @@
 //             by the same rule: m ← mean(m(t)) + (m(t + k) − m(t)); the second
 //             moments are clamped at zero afterwards (the correction can take a
 //             rank whose own second moment was above the mean below zero).
-// merge_wire: how the outer gradients travel (merge_wire.h): fp32, or int8
+// merge_wire: how the outer gradients travel (merge_wire.h): fp32, or int8,
 //             int4 or int2 with error feedback: each rank adds what its last
 //             merge's rounding left out (its residual) to its next merge's Δ.
 // merge_fragments: streaming: the flat parameters in P fragments, each merged

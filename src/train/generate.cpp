@@ -48,6 +48,9 @@ std::string generate(model::LanguageModel& model, const data::Tokenizer& tokeniz
     const torch::Tensor cumulative = probs.cumsum(0);
     auto next = torch::searchsorted(cumulative, torch::tensor({u}, torch::kFloat64)).item<std::int64_t>();
     next = std::min<std::int64_t>(next, probs.size(0) - 1);
+    // </s> ends the document the prompt began: what follows it would be
+    // another, unrelated one.
+    if (next == data::Tokenizer::kEos) break;
     ids.push_back(static_cast<int>(next));
   }
   model.train();

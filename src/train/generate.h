@@ -1,6 +1,8 @@
 // Sampling text from a causal model: temperature and top-k, deterministic for
 // a given seed, with the prompt's last token healed (data/token_healing.h).
-// The prompt starts a new document (after </s>, as training separates them).
+// The prompt starts a new document (after </s>, as training separates them),
+// and the sample ends where the model ends that document (at </s>), or after
+// new_tokens.
 #pragma once
 
 #include <cstdint>

@@ -108,7 +108,10 @@ int main(int argc, char** argv) {
   auto* generate = app.add_subcommand("generate", "Sample text from a trained causal model");
   generate->add_option("RUN_OR_CHECKPOINT", target, "run directory or .h5 checkpoint")->required();
   generate->add_option("--prompt", generate_options.prompt, "text to continue (default: eval.prompt)");
-  generate->add_option("--tokens", generate_options.tokens, "tokens to sample (default: eval.sample_tokens)")
+  generate
+      ->add_option(
+          "--tokens", generate_options.tokens,
+          "tokens to sample at most; the sample ends earlier where the model writes </s> (default: eval.sample_tokens)")
       ->check(CLI::Range(0, 1 << 20));
   // NaN compares false both ways, so the range is written as what must hold.
   const CLI::Validator temperature_range(

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/documents.h"

@@ -28,7 +28,7 @@ class ScriptedModel : public model::LanguageModel {
   }
   at::Tensor forward(const at::Tensor& tokens) override {
     const std::int64_t t = tokens.size(1);
-    const auto position = static_cast<std::size_t>(std::min<std::int64_t>(t, std::ssize(script_)) - 1);
+    const auto position = static_cast<std::size_t>(std::min(t, static_cast<std::int64_t>(script_.size())) - 1);
     at::Tensor logits = torch::zeros({1, t, vocab_});
     logits[0][t - 1][script_[position]] = 1000.0;
     return logits;
@@ -42,8 +42,7 @@ class ScriptedModel : public model::LanguageModel {
 };
 
 data::Tokenizer tiny_tokenizer() {
-  std::vector<data::Document> documents;
-  for (int i = 0; i < 200; ++i) documents.push_back({"alpha beta gamma delta\nbeta alpha\n", "doc"});
+  const std::vector<data::Document> documents(200, data::Document{"alpha beta gamma delta\nbeta alpha\n", "doc"});
   return data::Tokenizer::train(documents, {config::TokenizerKind::kBpe, 300, 1000, 1});
 }
 

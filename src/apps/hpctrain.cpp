@@ -24,9 +24,12 @@
 #include "handles/hdf5.h"
 #include "handles/mpi.h"
 #include "runtime/libtorch_build.h"
+#include "runtime/openblas_kernels.h"
 #include "support/build_info.h"
 
 int main(int argc, char** argv) {
+  // Before anything starts: OpenBLAS's kernels are chosen as it loads.
+  hpctrain::runtime::restart_on_fitting_openblas_kernels(argv, hpctrain::cluster::Environment::current());
   // `hpctrain exp.toml ...` is short for `hpctrain train exp.toml ...`.
   std::vector<std::string> args(argv, argv + argc);
   if (args.size() > 1 && args[1].size() > 5 && args[1].compare(args[1].size() - 5, 5, ".toml") == 0) {

@@ -16,6 +16,7 @@
 #include "comm/nccl_communicator.h"
 #endif
 #include "runtime/blas.h"
+#include "runtime/openblas_kernels.h"
 #include "runtime/threads.h"
 #include "train/preemption.h"
 
@@ -64,6 +65,7 @@ void print_summary(const comm::World& world, const runtime::ThreadPlan& plan, co
              world.comm().wait_strategy());
   fmt::print("  threads    torch {}, OpenBLAS {} ({})\n", runtime::torch_threads(), blas.threads, plan.source);
   fmt::print("  BLAS       {}{}\n", blas.library, blas.openblas ? fmt::format(" ({})", blas.config) : "");
+  if (blas.openblas) fmt::print("  kernels    {}\n", runtime::openblas_kernels_note(cluster::Environment::current()));
   if (!blas.openblas)
     fmt::print("  WARNING    LibTorch is not on OpenBLAS: expect ~30x slower matmuls (run env/setup.sh)\n");
 }

@@ -14,6 +14,7 @@
 #include "ckpt/hf_import.h"
 #include "runtime/allocator.h"
 #include "runtime/matmul_peak.h"
+#include "runtime/openblas_kernels.h"
 #include "train/autocast.h"
 #include "train/cpu_rng_state.h"
 #include "train/generate.h"
@@ -46,8 +47,8 @@ void Trainer::set_up() {
 
   const runtime::ThreadPlan plan = thread_plan(e, env_, world_.local_size());
   runtime::apply_threads(plan.threads);
-  report_.line(
-      fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}", rank, plan.threads, plan.source));
+  report_.line(fmt::format("rank {}: {} compute threads (LibTorch and OpenBLAS) from {}; {}", rank, plan.threads,
+                           plan.source, runtime::openblas_kernels_note(env_)));
   report_.detail(fmt::format("rank {}: heap: {}", rank, runtime::keep_freed_memory(env_)));
   const torch::Device device = choose_device(e.training.device, world_);
   if (device.is_cuda()) report_.line(fmt::format("rank {}: {}", rank, make_gpu_deterministic()));

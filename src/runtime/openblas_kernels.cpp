@@ -1,0 +1,100 @@
+#include "runtime/openblas_kernels.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+
+namespace hpctrain::runtime {
+namespace {
+
+// Set by the restart, for the log of the program it starts.
+constexpr const char* kChoseVariable = "HPCTRAIN_OPENBLAS_CHOSE";
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// OpenBLAS's x86-64 kernels that use AVX2 (and FMA), by openblas_get_corename's
+// names; every other x86-64 core of a DYNAMIC_ARCH build is SSE or AVX only.
+bool has_avx2_kernels(std::string_view core) {
+  static constexpr std::array<std::string_view, 6> kAvx2 = {"haswell",        "zen",      "skylakex", "cooperlake",
+                                                            "sapphirerapids", "excavator"};
+  const std::string name = lower(core);
+  return std::find(kAvx2.begin(), kAvx2.end(), name) != kAvx2.end();
+}
+
+std::string vectors_name(CpuVectors cpu) { return cpu.avx512 ? "AVX-512" : "AVX2"; }
+
+}  // namespace
+
+CpuVectors cpu_vectors() {
+  CpuVectors cpu;
+#if defined(__x86_64__)
+  // libgcc's check includes the operating system's support (XGETBV), so a
+  // kernel that keeps AVX-512 state off reads as no AVX-512.
+  __builtin_cpu_init();
+  cpu.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  cpu.avx512 = __builtin_cpu_supports("avx512f");
+#endif
+  return cpu;
+}
+
+std::string openblas_core() {
+  using GetCorename = char* (*)();
+  auto* get = reinterpret_cast<GetCorename>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* name = get != nullptr ? get() : nullptr;
+  return name != nullptr ? std::string(name) : std::string();
+}
+
+std::string openblas_core_to_force(std::string_view chosen, CpuVectors cpu) {
+  if (chosen.empty() || has_avx2_kernels(chosen)) return "";
+  if (cpu.avx512) return "SkylakeX";
+  if (cpu.avx2) return "Haswell";
+  return "";
+}
+
+void restart_on_fitting_openblas_kernels(char** argv, const cluster::Environment& env) {
+  if (env.has("OPENBLAS_CORETYPE") || env.has(kChoseVariable)) return;  // the user's choice, or done once
+  const std::string chosen = openblas_core();
+  const std::string force = openblas_core_to_force(chosen, cpu_vectors());
+  if (force.empty()) return;
+  // Nothing has started yet (no MPI, no threads of ours): the new image
+  // inherits the launcher's environment and descriptors as this one did.
+  if (setenv("OPENBLAS_CORETYPE", force.c_str(), 1) != 0 || setenv(kChoseVariable, chosen.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Not restarted: go on as loaded; the note says what to set.
+  unsetenv("OPENBLAS_CORETYPE");
+  unsetenv(kChoseVariable);
+}
+
+std::string openblas_kernels_note(const cluster::Environment& env) {
+  return openblas_kernels_note(openblas_core(), cpu_vectors(), env);
+}
+
+std::string openblas_kernels_note(std::string_view core, CpuVectors cpu, const cluster::Environment& env) {
+  if (core.empty()) return "";
+  if (const std::string short_of = openblas_core_to_force(core, cpu); !short_of.empty()) {
+    return fmt::format(
+        "OpenBLAS kernels {}, short of this CPU's {}: matmuls run at about a fifth of their rate; "
+        "set OPENBLAS_CORETYPE={} (or leave it unset for hpctrain to)",
+        core, vectors_name(cpu), short_of);
+  }
+  const auto chose = env.get(kChoseVariable);
+  const auto forced = env.get("OPENBLAS_CORETYPE");
+  if (chose && forced) {
+    return fmt::format(
+        "OpenBLAS kernels {} (OpenBLAS chose {} on this CPU, which it does not recognise; "
+        "hpctrain set OPENBLAS_CORETYPE={}: set it yourself to choose)",
+        core, *chose, *forced);
+  }
+  return fmt::format("OpenBLAS kernels {}", core);
+}
+
+}  // namespace hpctrain::runtime

@@ -8,6 +8,8 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace hpctrain::runtime {
 namespace {
@@ -65,6 +67,10 @@ void restart_on_fitting_openblas_kernels(char** argv, const cluster::Environment
   const std::string chosen = openblas_core();
   const std::string force = openblas_core_to_force(chosen, cpu_vectors());
   if (force.empty()) return;
+  // Started through the dynamic loader (ld-linux.so PROGRAM ...), this image
+  // is the loader's, which would read argv[1] as the program: not restarted.
+  std::error_code error;
+  if (std::filesystem::read_symlink("/proc/self/exe", error).filename().string().rfind("ld-", 0) == 0) return;
   // Nothing has started yet (no MPI, no threads of ours): the new image
   // inherits the launcher's environment and descriptors as this one did.
   if (setenv("OPENBLAS_CORETYPE", force.c_str(), 1) != 0 || setenv(kChoseVariable, chosen.c_str(), 1) != 0) return;

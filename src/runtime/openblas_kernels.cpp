@@ -71,13 +71,15 @@ void restart_on_fitting_openblas_kernels(char** argv, const cluster::Environment
   // is the loader's, which would read argv[1] as the program: not restarted.
   std::error_code error;
   if (std::filesystem::read_symlink("/proc/self/exe", error).filename().string().rfind("ld-", 0) == 0) return;
-  // Nothing has started yet (no MPI, no threads of ours): the new image
-  // inherits the launcher's environment and descriptors as this one did.
-  if (setenv("OPENBLAS_CORETYPE", force.c_str(), 1) != 0 || setenv(kChoseVariable, chosen.c_str(), 1) != 0) return;
-  execv("/proc/self/exe", argv);
+  // Nothing has started yet (no MPI, no threads of ours), so changing the
+  // environment races with nothing; the new image inherits it and the
+  // launcher's descriptors as this one did.
+  const bool set = setenv("OPENBLAS_CORETYPE", force.c_str(), 1) == 0 &&  // NOLINT(concurrency-mt-unsafe)
+                   setenv(kChoseVariable, chosen.c_str(), 1) == 0;        // NOLINT(concurrency-mt-unsafe)
+  if (set) execv("/proc/self/exe", argv);
   // Not restarted: go on as loaded; the note says what to set.
-  unsetenv("OPENBLAS_CORETYPE");
-  unsetenv(kChoseVariable);
+  unsetenv("OPENBLAS_CORETYPE");  // NOLINT(concurrency-mt-unsafe): still no other thread
+  unsetenv(kChoseVariable);       // NOLINT(concurrency-mt-unsafe)
 }
 
 std::string openblas_kernels_note(const cluster::Environment& env) {

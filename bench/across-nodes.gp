@@ -16,10 +16,14 @@ set key top right
 plot for [c=2:columns+1] tokens using c:xtic(1) title columnheader(c)
 
 reset
+set terminal pngcairo size 900,720 font "sans,10"
 set output out."/eval_loss.png"
 set title "Eval loss against training time (dash: link; colour: reducer)"
-set xlabel "training seconds (evaluations excluded)"
+set xlabel "training seconds (evaluations excluded; log scale: the links span 100x)"
 set ylabel "eval loss (nats)"
+set logscale x
+# The first evaluations (above 6 nats) say little; the race is near the target.
+set yrange [*:6]
 set grid
-set key top right font ",8"
+set key outside below left Left reverse font ",8"
 eval "plot ".curves

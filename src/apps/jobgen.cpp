@@ -22,17 +22,19 @@
 #include "jobgen/run_status.h"
 #include "jobgen/search_path.h"
 #include "support/build_info.h"
+#include "support/text.h"
 
 namespace {
 
 // Where templates and cluster profiles come from (jobgen/search_path.h).
-hpctrain::jobgen::JobgenPaths jobgen_paths(const std::string& experiment) {
+hpctrain::jobgen::JobgenPaths jobgen_paths(const std::string& experiment, const std::string& templates_dir = "") {
   std::error_code ec;
   return hpctrain::jobgen::find_jobgen_paths({
       .experiment = experiment,
       .jobgen_home = std::getenv("JOBGEN_HOME"),  // NOLINT(concurrency-mt-unsafe): read before any thread
       .self_exe = std::filesystem::read_symlink("/proc/self/exe", ec),
       .build_source_dir = JOBGEN_BUILD_SOURCE_DIR,
+      .templates_dir = templates_dir,
   });
 }
 
@@ -67,6 +69,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   std::string cluster = "default";  // env/clusters/default.toml: nothing site-specific
   std::string template_name = "sbatch";
+  std::string templates_dir;  // --templates: a place the user names, searched first
+  const char* templates_help =
+      "a directory you trust holding templates/ and clusters/ (or env/clusters/), searched first";
   bool check_only = false;
   auto* script =
       app.add_subcommand("script", "Print the experiment's batch script (jobgen EXP.toml is short for this)");
@@ -76,6 +81,7 @@ int main(int argc, char** argv) {
       "--cluster", cluster,
       "cluster profile: a name in env/clusters/ or a .toml file (default: `default`, sbatch's own defaults)");
   script->add_option("--template", template_name, "batch template: a name in templates/ or a .mustache file");
+  script->add_option("--templates", templates_dir, templates_help);
   auto* check_flag = script->add_flag("--check", check_only, "validate only: print nothing but a summary");
   hpctrain::jobgen::Dependencies dependencies;
   script->add_option("--after", dependencies.after, "JOBID[:afterok|afterany|afternotok|aftercorr] (repeatable)");
@@ -110,6 +116,7 @@ int main(int argc, char** argv) {
   status->add_option("RUN", run, "a run directory, or the experiment TOML whose job.run_dir it is")->required();
   status->add_option("--set", overrides, "with an experiment: override a key (repeatable)");
   status->add_option("--cluster", cluster, "with an experiment: its cluster profile");
+  status->add_option("--templates", templates_dir, templates_help);
   hpctrain::jobgen::LogsRequest logs_request;
   std::string logs_dir;
   long logs_index = -1;
@@ -117,6 +124,7 @@ int main(int argc, char** argv) {
   logs->add_option("RUN", logs_dir, "a run directory, or the experiment TOML whose job.run_dir it is")->required();
   logs->add_option("--set", overrides, "with an experiment: override a key (repeatable)");
   logs->add_option("--cluster", cluster, "with an experiment: its cluster profile");
+  logs->add_option("--templates", templates_dir, templates_help);
   logs->add_flag("--follow,-f", logs_request.follow, "keep printing across requeues and resubmissions until it ends");
   logs->add_option("--index", logs_index, "the array index, for a sweep")->check(CLI::NonNegativeNumber);
   std::string cancel_dir;
@@ -124,15 +132,17 @@ int main(int argc, char** argv) {
   cancel->add_option("RUN", cancel_dir, "a run directory, or the experiment TOML whose job.run_dir it is")->required();
   cancel->add_option("--set", overrides, "with an experiment: override a key (repeatable)");
   cancel->add_option("--cluster", cluster, "with an experiment: its cluster profile");
+  cancel->add_option("--templates", templates_dir, templates_help);
   // status, logs and cancel take a run directory or the experiment that names one.
   auto run_dir_of = [&](const std::string& given) -> std::filesystem::path {
     if (!given.ends_with(".toml")) return given;
-    return hpctrain::jobgen::plan_batch_job(given, overrides, cluster, {}, jobgen_paths(given)).experiment.job.run_dir;
+    return hpctrain::jobgen::plan_batch_job(given, overrides, cluster, {}, jobgen_paths(given, templates_dir))
+        .experiment.job.run_dir;
   };
   if (const auto done = hpctrain::apps::parse(app, args)) return *done;
   return hpctrain::apps::at_the_edge("jobgen", [&] {
     if (*script) {
-      const auto paths = jobgen_paths(experiment_file);
+      const auto paths = jobgen_paths(experiment_file, templates_dir);
       auto job = hpctrain::jobgen::plan_batch_job(experiment_file, overrides, cluster, dependencies, paths);
       if (prepare_data) {
         job = hpctrain::jobgen::preparation_job(std::move(job), dependencies);
@@ -147,6 +157,13 @@ int main(int argc, char** argv) {
       }
       if (explain_only) {
         std::cout << hpctrain::jobgen::explain(job);
+        // Where the files that decide what the job runs came from.
+        const std::filesystem::path template_path = paths.template_file(template_name);
+        fmt::print("  template {:<43} <- {}\n", hpctrain::support::printable(template_path.string()),
+                   paths.origin(template_path));
+        for (const auto& file : job.profile.chain) {
+          fmt::print("  profile {:<44} <- {}\n", hpctrain::support::printable(file), paths.origin(file));
+        }
       } else if (submit) {
         fmt::print("{}\n", hpctrain::jobgen::submit(job, text));
       } else if (check_only) {

@@ -23,6 +23,10 @@ struct SearchPlace {
   std::string what;                 // "$JOBGEN_HOME", "the installed tree", ...
   std::filesystem::path templates;  // empty: the place is not there
   std::filesystem::path clusters;
+  // How far it is trusted: "named by you", or its owner and mode where jobgen
+  // found it and checked that the user controls it.
+  std::string trust;
+  bool checked = false;  // found by jobgen: each file it serves is checked too
 };
 
 struct JobgenPaths {
@@ -39,6 +43,9 @@ struct JobgenPaths {
   // the profile that inherits from it).
   [[nodiscard]] std::filesystem::path cluster_file(const std::string& name_or_path,
                                                    const std::filesystem::path& beside = {}) const;
+  // The place a file found by template_file or cluster_file came from, and
+  // how far it is trusted; "a path you named" for a path given as such.
+  [[nodiscard]] std::string origin(const std::filesystem::path& file) const;
   // One line per place, in search order, saying whether it is there.
   [[nodiscard]] std::string describe() const;
 };
@@ -49,6 +56,7 @@ struct SearchInputs {
   const char* jobgen_home = nullptr;       // $JOBGEN_HOME, or null
   std::filesystem::path self_exe;          // /proc/self/exe's target
   std::filesystem::path build_source_dir;  // the source tree jobgen was built from
+  std::filesystem::path templates_dir;     // --templates DIR, or empty
 };
 
 JobgenPaths find_jobgen_paths(const SearchInputs& in);

@@ -32,7 +32,7 @@ check_module() {  # PREFIX
     [[ $(command -v hpctrain) == "$prefix/bin/hpctrain" ]] || fail "hpctrain is $(command -v hpctrain)"
     [[ $HPCTRAIN_ROOT == "$prefix" ]] || fail "HPCTRAIN_ROOT is $HPCTRAIN_ROOT"
     [[ $JOBGEN_HOME == "$prefix/share/hpctrain" ]] || fail "JOBGEN_HOME is $JOBGEN_HOME"
-    jobgen --version | grep -q "^  1. \$JOBGEN_HOME$" || fail "jobgen does not search JOBGEN_HOME first"
+    jobgen --version | grep -q "^  1. \$JOBGEN_HOME (named by you)$" || fail "jobgen does not search JOBGEN_HOME first"
     jobgen --version | grep -qx "       templates: $prefix/share/hpctrain/templates" || fail "jobgen --version"
     hpctrain --version | grep -q "^hpctrain " || fail "hpctrain --version"
     module unload hpctrain

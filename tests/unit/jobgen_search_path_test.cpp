@@ -8,6 +8,9 @@
 #include <fstream>
 #include <string>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "config/config_error.h"
 #include "jobgen/cluster_profile.h"
 #include "jobgen/search_path.h"
@@ -20,6 +23,7 @@ namespace fs = std::filesystem;
 class SearchPathTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    ::umask(022);  // the modes below as a careful user's: writable by the owner alone
     root_ = fs::temp_directory_path() / ("search-path-" + std::to_string(getpid()) + "-" +
                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
@@ -111,6 +115,69 @@ TEST_F(SearchPathTest, AParentProfileIsFoundBesideItsChildThenBySearching) {
   // With a local.toml beside it, that one.
   write(root_ / "repo/env/clusters/local.toml", "partition = \"beside\"\n");
   EXPECT_EQ(load_cluster_profile("site", find_jobgen_paths(inputs("home", true))).partition, "beside");
+}
+
+// Item 1 of the hostile review: anyone who can make templates/ and
+// env/clusters/ in a directory above an experiment (/tmp, a group-writable
+// project directory) must not decide what its batch script runs.
+std::string refusal(const SearchInputs& in) {
+  try {
+    const JobgenPaths paths = find_jobgen_paths(in);
+    (void)paths.template_file("sbatch");
+    (void)paths.cluster_file("site");
+  } catch (const config::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+constexpr uid_t kOtherUser = 54321;  // no such account: the owner shows as a uid
+
+TEST_F(SearchPathTest, ARepositoryAnotherUserOwnsIsRefusedNamingItAndTheOwner) {
+  ASSERT_EQ(::geteuid(), 0U) << "the suite runs as root, which can give a directory to another uid";
+  ASSERT_EQ(::chown((root_ / "repo/templates").c_str(), kOtherUser, kOtherUser), 0);
+  const std::string why = refusal(inputs(nullptr, true));
+  EXPECT_NE(why.find((root_ / "repo/templates").string() + " is owned by no user name (uid 54321), not by you"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("--templates DIR or JOBGEN_HOME"), std::string::npos) << why;
+  // env/ above env/clusters/ counts too: its owner may replace clusters/.
+  ASSERT_EQ(::chown((root_ / "repo/templates").c_str(), 0, 0), 0);
+  ASSERT_EQ(::chown((root_ / "repo/env").c_str(), kOtherUser, kOtherUser), 0);
+  EXPECT_NE(refusal(inputs(nullptr, true)).find((root_ / "repo/env").string() + " is owned by"), std::string::npos);
+}
+
+TEST_F(SearchPathTest, ARepositoryOthersMayWriteIsRefused) {
+  fs::permissions(root_ / "repo/env/clusters", fs::perms::group_write, fs::perm_options::add);
+  EXPECT_NE(refusal(inputs(nullptr, true)).find("is writable by its group (mode 0775)"), std::string::npos);
+  fs::permissions(root_ / "repo/env/clusters", fs::perms::group_write, fs::perm_options::remove);
+  fs::permissions(root_ / "repo", fs::perms::others_write, fs::perm_options::add);
+  EXPECT_NE(refusal(inputs(nullptr, true))
+                .find((root_ / "repo").string() + " (owner root (uid 0)) is writable by "
+                                                  "everyone"),
+            std::string::npos);
+}
+
+TEST_F(SearchPathTest, AFileAnotherUserOwnsInAControlledPlaceIsRefused) {
+  ASSERT_EQ(::chown((root_ / "repo/templates/sbatch.mustache").c_str(), kOtherUser, kOtherUser), 0);
+  const JobgenPaths paths = find_jobgen_paths(inputs(nullptr, true));
+  EXPECT_THROW((void)paths.template_file("sbatch"), config::ConfigError);
+  EXPECT_EQ(paths.cluster_file("site"), root_ / "repo/env/clusters/site.toml");
+}
+
+TEST_F(SearchPathTest, APlaceTheUserNamesIsTrustedAsNamed) {
+  // The same planted tree, named on purpose: --templates, then $JOBGEN_HOME.
+  ASSERT_EQ(::chown((root_ / "repo/templates").c_str(), kOtherUser, kOtherUser), 0);
+  SearchInputs in = inputs(nullptr, false);
+  in.templates_dir = root_ / "repo";
+  const JobgenPaths paths = find_jobgen_paths(in);
+  EXPECT_EQ(paths.template_file("sbatch"), root_ / "repo/templates/sbatch.mustache");
+  EXPECT_EQ(paths.origin(paths.template_file("sbatch")),
+            "--templates " + (root_ / "repo").string() + " (named by you)");
+  EXPECT_NE(paths.describe().find("the installed tree " + (root_ / "prefix/share/hpctrain").string() +
+                                  " (yours: owner root (uid 0), mode 0755)"),
+            std::string::npos)
+      << paths.describe();
 }
 
 }  // namespace

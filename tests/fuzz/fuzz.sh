@@ -39,6 +39,7 @@ declare -A targets=(
   [run_record]='read_run|parse_event|read_progress|printable'
   [shard_table]='parse_shard_table|checkpoint_step'
   [safetensors]='SafetensorsFile|HfWeights|parse_entry|half_to_float'
+  [tokenizer_model]='refuse_precompiled_charsmap|WireReader|Tokenizer::from_model'
 )
 
 run_one() {

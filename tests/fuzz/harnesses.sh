@@ -4,17 +4,18 @@
 # for the code before the hostile-input fixes, so the two runs compare.
 
 all_harnesses=(hostlist experiment mustache mustache_shapes batch_script checkpoint checkpoint_edits token_data
-               run_record shard_table safetensors)
+               run_record shard_table safetensors tokenizer_model)
 # Inputs as large as each reader meets: a checkpoint seed is ~600 kB; the
 # Mustache harness's token mutation adds up to 512 KiB at once.
 declare -A max_len=([hostlist]=4096 [experiment]=65536 [mustache]=600000 [batch_script]=4096
                     [checkpoint]=700000 [checkpoint_edits]=4096 [mustache_shapes]=4096
-                    [token_data]=65536 [run_record]=65536 [shard_table]=65536 [safetensors]=65536)
+                    [token_data]=65536 [run_record]=65536 [shard_table]=65536 [safetensors]=65536
+                    [tokenizer_model]=131072)
 # Memory a single input may take: an expanded hostlist of the largest size
 # SLURM allows is tens of MB, so more means an unbounded expansion.
 declare -A malloc_mb=([hostlist]=256 [experiment]=2048 [mustache]=2048 [batch_script]=2048 [checkpoint]=2048
                       [checkpoint_edits]=2048 [mustache_shapes]=2048 [token_data]=2048 [run_record]=2048
-                      [shard_table]=2048 [safetensors]=2048)
+                      [shard_table]=2048 [safetensors]=2048 [tokenizer_model]=2048)
 
 # libFuzzer's own options per harness. By default libFuzzer mutates only
 # a short prefix of each input at first and raises that length slowly: the

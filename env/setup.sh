@@ -31,6 +31,8 @@ test_packages=(
   # clang: .ci/tidy-cached preprocesses with it to key clang-tidy's results;
   # libomp-dev: clang's omp.h, which LibTorch's headers include
   clang-format clang-tidy clang libomp-dev cppcheck hdf5-tools
+  # strace: a file system that fails half-way, injected into one syscall (tests/cli/hostile-review.sh)
+  strace
   # python3-torch: the PyTorch reference the models are checked against
   python3-torch gnuplot-nox
   # python3-h5py: checkpoints read by the HDF5 project's own Python binding

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   double timeout_s = 300;
   bool no_bandwidth = false;
   auto* doctor = app.add_subcommand("doctor", "Bootstrap as training would, print what was resolved, measure busbw");
-  doctor->add_option("--timeout", timeout_s, "collective timeout in seconds")->check(CLI::PositiveNumber);
+  doctor->add_option("--timeout", timeout_s, "collective timeout in seconds")->check(CLI::Range(1e-3, 1e6));
   doctor->add_option("--min-bytes", doctor_options.min_bytes, "smallest allreduce size")->check(CLI::PositiveNumber);
   doctor->add_option("--max-bytes", doctor_options.max_bytes, "largest allreduce size")->check(CLI::PositiveNumber);
   doctor->add_flag("--no-bandwidth", no_bandwidth, "skip the allreduce bandwidth tables");

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "ckpt/checkpoint.h"
 #include "ckpt/hf_layout.h"
@@ -14,6 +15,8 @@
 #include "support/build_info.h"
 #include "support/json_text.h"
 #include "support/no_follow.h"
+#include "support/staged_directory.h"
+#include "support/text.h"
 
 namespace hpctrain::ckpt {
 namespace {
@@ -33,33 +36,49 @@ bool is_earlier_export(const std::filesystem::path& dir) {
   }
 }
 
-// The directory to write: made here, or empty, or an earlier export.
-void prepare_directory(const std::filesystem::path& dir) {
-  if (dir.empty()) throw CheckpointError("ckpt export --out: an empty path; name the directory to write");
-  const support::FileKind there = support::file_kind_at(dir);
-  if (there == support::FileKind::kNothing) {
-    const std::filesystem::path parent = dir.parent_path().empty() ? "." : dir.parent_path();
-    std::error_code ec;
-    if (!std::filesystem::is_directory(parent, ec)) {
-      throw CheckpointError(
-          fmt::format("{}: cannot export there: {} is not a directory", dir.string(), parent.string()));
-    }
-    support::make_real_directory(dir, "export directory");
-    return;
+// Every file an export writes: all that an earlier export is replaced with.
+const std::set<std::string> kExportFiles = {"model.safetensors", "config.json",           "generation_config.json",
+                                            "tokenizer.model",   "tokenizer_config.json", "special_tokens_map.json"};
+
+// The directory named by --out, without a trailing '/' ("new/" is "new").
+std::filesystem::path destination_of(const std::filesystem::path& out) {
+  if (out.empty()) throw CheckpointError("ckpt export --out: an empty path; name the directory to write");
+  std::filesystem::path dir = out.lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();
+  if (dir.empty() || dir.filename() == "." || dir.filename() == "..") {
+    throw CheckpointError(fmt::format("ckpt export --out {}: name the directory to write, not {}", out.string(),
+                                      dir.empty() ? "the root" : dir.filename().string()));
   }
+  return dir;
+}
+
+// What may be replaced by the new export: an empty directory, or an earlier
+// export holding nothing but an export's files. Asked before the export is
+// written (so that a refusal costs nothing) and again under the lock.
+void check_replaceable(const std::filesystem::path& dir) {
+  const support::FileKind there = support::file_kind_at(dir);
+  if (there == support::FileKind::kNothing) return;
   if (there != support::FileKind::kDirectory) {
     throw CheckpointError(fmt::format("{}: {} stands there; --format hf writes a directory (name a new one)",
                                       dir.string(), support::describe(there)));
   }
   std::error_code ec;
-  if (std::filesystem::is_empty(dir, ec) || is_earlier_export(dir)) return;
-  throw CheckpointError(fmt::format(
-      "{}: holds other files and no earlier hpctrain export: ckpt export replaces nothing else (name a new directory)",
-      dir.string()));
-}
-
-void install_in(const std::filesystem::path& tmp, const std::filesystem::path& out) {
-  std::filesystem::rename(tmp, out);  // in our own directory: replaces an earlier export's file
+  if (std::filesystem::is_empty(dir, ec)) return;
+  if (!is_earlier_export(dir)) {
+    throw CheckpointError(fmt::format(
+        "{}: holds other files and no earlier hpctrain export: ckpt export replaces nothing else (name a new "
+        "directory)",
+        dir.string()));
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!kExportFiles.contains(name)) {
+      throw CheckpointError(
+          fmt::format("{}: an earlier export, but it also holds {}, which an export does not "
+                      "write: move it away or name a new directory",
+                      dir.string(), support::printable(name)));
+    }
+  }
 }
 
 nlohmann::json gpt2_config(const config::ModelConfig& m, std::int64_t vocab) {
@@ -145,7 +164,12 @@ ExportResult export_hf(const HfExportRequest& request) {
   const config::Experiment& experiment = request.experiment;
   const config::ModelConfig& m = experiment.model;
   const std::vector<HfTensorName> layout = hf_layout(m);  // refuses a pre-LayerNorm bert and mlp, naming why
-  prepare_directory(request.out_dir);
+  const std::filesystem::path destination = destination_of(request.out_dir);
+  check_replaceable(destination);
+  // Written whole beside the destination, then moved into place under a lock:
+  // a failure half-way (a full disk) leaves the destination as it was, and
+  // two exports at once leave one of them, whole.
+  support::StagedDirectory staged(destination, "export");
 
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   tensors.reserve(layout.size() + 1);
@@ -159,17 +183,22 @@ ExportResult export_hf(const HfExportRequest& request) {
     tensors.insert(tensors.begin() + 2, {kBertTokenTypes, torch::zeros({1, m.d_model}, torch::kFloat32)});
   }
   const std::int64_t vocab = tensors.front().second.size(0);  // the token embedding's rows
-  const auto install = [](const std::filesystem::path& out) {
-    return [out](const std::filesystem::path& tmp) { install_in(tmp, out); };
+  const auto install = [&staged](const std::string& name) {
+    return [&staged, name](const std::filesystem::path& tmp) {
+      if (!support::rename_unless_taken(tmp, staged.path() / name)) {
+        throw CheckpointError(fmt::format("{}: appeared in the export's own staging directory", name));
+      }
+      staged.wrote(name);
+    };
   };
-  const std::filesystem::path& dir = request.out_dir;
+  const std::filesystem::path& dir = staged.path();
   const std::size_t bytes =
       write_safetensors(dir / "model.safetensors", tensors,
                         {{"format", "pt"},
                          {"hpctrain_step", std::to_string(info.step)},
                          {"hpctrain_weights", request.group == "model" ? "trained" : request.group},
                          {"hpctrain_git_commit", info.git_commit}},
-                        install(dir / "model.safetensors"));
+                        install("model.safetensors"));
 
   nlohmann::json config = hf_config(m, vocab);
   config["torch_dtype"] = "float32";
@@ -183,7 +212,7 @@ ExportResult export_hf(const HfExportRequest& request) {
                            {"checkpoint", file.name()},
                            {"trained_by", info.git_commit},
                            {"exported_by", support::commit_with_state()}};
-  write_file_atomically(dir / "config.json", config.dump(2) + "\n", install(dir / "config.json"));
+  write_file_atomically(dir / "config.json", config.dump(2) + "\n", install("config.json"));
 
   if (!bert) {  // a masked language model does not generate
     nlohmann::json generation = {
@@ -193,12 +222,11 @@ ExportResult export_hf(const HfExportRequest& request) {
       generation["eos_token_id"] = kEos;
       generation["pad_token_id"] = kPad;
     }
-    write_file_atomically(dir / "generation_config.json", generation.dump(2) + "\n",
-                          install(dir / "generation_config.json"));
+    write_file_atomically(dir / "generation_config.json", generation.dump(2) + "\n", install("generation_config.json"));
   }
 
   if (request.tokenizer_model) {
-    write_file_atomically(dir / "tokenizer.model", *request.tokenizer_model, install(dir / "tokenizer.model"));
+    write_file_atomically(dir / "tokenizer.model", *request.tokenizer_model, install("tokenizer.model"));
     // hpctrain encodes text as SentencePiece does, with no <s> in front and
     // no piece added for a leading space: HF's slow LlamaTokenizer in its
     // legacy mode does the same.
@@ -219,11 +247,10 @@ ExportResult export_hf(const HfExportRequest& request) {
       tokenizer["mask_token"] = "<mask>";
       special["mask_token"] = "<mask>";
     }
-    write_file_atomically(dir / "tokenizer_config.json", tokenizer.dump(2) + "\n",
-                          install(dir / "tokenizer_config.json"));
-    write_file_atomically(dir / "special_tokens_map.json", special.dump(2) + "\n",
-                          install(dir / "special_tokens_map.json"));
+    write_file_atomically(dir / "tokenizer_config.json", tokenizer.dump(2) + "\n", install("tokenizer_config.json"));
+    write_file_atomically(dir / "special_tokens_map.json", special.dump(2) + "\n", install("special_tokens_map.json"));
   }
+  staged.install(check_replaceable, kExportFiles);
   return {tensors.size(), bytes};
 }
 

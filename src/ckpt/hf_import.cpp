@@ -12,6 +12,7 @@
 #include "ckpt_file/checkpoint_error.h"
 #include "ckpt_file/hf_weights.h"
 #include "config/hf_model_config.h"
+#include "support/staged_directory.h"
 #include "support/text.h"
 
 namespace hpctrain::ckpt {
@@ -33,16 +34,31 @@ std::string stored_name(const ckpt_file::HfWeights& weights, const std::string& 
   return hf;
 }
 
+// A tensor's values, all finite: a NaN or an infinity in a published model
+// would make every loss NaN, so it is refused here, naming the tensor.
 at::Tensor read_as_tensor(const ckpt_file::HfWeights& weights, const std::string& name) {
   const auto [file, entry] = weights.find(name);
   std::vector<float> values = file->read_float32(*entry);
-  return torch::from_blob(values.data(), entry->shape, torch::kFloat32).clone();
+  at::Tensor tensor = torch::from_blob(values.data(), entry->shape, torch::kFloat32).clone();
+  const at::Tensor bad = torch::logical_not(torch::isfinite(tensor)).flatten();
+  if (const std::int64_t count = bad.sum().item<std::int64_t>(); count > 0) {
+    const std::int64_t first = bad.nonzero()[0].item<std::int64_t>();
+    throw CheckpointError(
+        fmt::format("{}: tensor {} holds {} non-finite value{} (NaN or infinity), the first {} at "
+                    "flat index {}: hpctrain trains and evaluates finite weights only",
+                    file->name(), support::printable(name), count, count == 1 ? "" : "s",
+                    values[static_cast<std::size_t>(first)], first));
+  }
+  return tensor;
 }
 
 }  // namespace
 
 HfImport load_hf_weights(const std::filesystem::path& dir, const config::ModelConfig& config,
                          model::LanguageModel& model) {
+  // An export moves into place whole under this lock (support/staged_directory.h):
+  // its config.json and weights are read from one export, never two.
+  const support::DirectoryLock lock = support::DirectoryLock::read_lock(dir);
   const config::HfModelConfig hf = config::read_hf_model_config(dir);
   if (const std::string difference = hf.difference(config); !difference.empty()) {
     throw CheckpointError(fmt::format("model.init_from: {}", difference));
@@ -101,8 +117,18 @@ HfImport load_hf_weights(const std::filesystem::path& dir, const config::ModelCo
     if (used.count(name) != 0 || is_hf_unused(name)) continue;
     if (const auto it = tied.find(name); it != tied.end()) {
       const at::Tensor& ours = parameters.at(it->second);
+      // The shape from the header first: a tied tensor of the wrong size is
+      // refused before gigabytes of it are read.
+      const auto [file, entry] = weights.find(name);
+      if (entry->shape != ours.sizes().vec()) {
+        throw CheckpointError(
+            fmt::format("{}: tensor {}: shape [{}], and {} ties it to hpctrain's {} of [{}] "
+                        "(tie_word_embeddings)",
+                        file->name(), support::printable(name), fmt::join(entry->shape, ", "), hf.file, it->second,
+                        fmt::join(ours.sizes(), ", ")));
+      }
       const at::Tensor theirs = read_as_tensor(weights, name);
-      if (!theirs.sizes().equals(ours.sizes()) || !torch::equal(theirs, ours.cpu())) {
+      if (!torch::equal(theirs, ours.cpu())) {
         throw CheckpointError(
             fmt::format("{}: {} differs from {}, and {} ties them (tie_word_embeddings): hpctrain's model would "
                         "compute another function",

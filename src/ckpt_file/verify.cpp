@@ -260,6 +260,14 @@ std::optional<Verdict> newest_verified(const std::filesystem::path& dir,
       verdict.problems.push_back(
           fmt::format("format {} holds weights only, no training state to resume", verdict.format));
     }
+    // A file copied under another step's name: the run would continue from
+    // its step and then set aside every name beyond it, this one included.
+    if (const auto named = checkpoint_step(path.filename().string()); verdict.ok() && named) {
+      if (const std::int64_t held = read_checkpoint_info(path).step; held != *named) {
+        verdict.problems.push_back(
+            fmt::format("named for step {} but holds step {} (a copy under another name?)", *named, held));
+      }
+    }
     if (verdict.ok()) return verdict;
     skipped(verdict);
   }

@@ -15,6 +15,7 @@
 #include "comm/cuda_bandwidth_buffer.h"
 #include "comm/nccl_communicator.h"
 #endif
+#include "model/model_bytes.h"
 #include "runtime/blas.h"
 #include "runtime/openblas_kernels.h"
 #include "runtime/threads.h"
@@ -123,6 +124,14 @@ void check_nccl(comm::World& world, const DoctorOptions& options) {
 }  // namespace
 
 void run_doctor(const DoctorOptions& options) {
+  // The bandwidth buffers are allocated whole: refuse a size the machine cannot hold before MPI starts.
+  if (const double memory = model::physical_memory_bytes();
+      options.bandwidth && memory > 0 && static_cast<double>(options.max_bytes) > memory / 4) {
+    throw std::runtime_error(
+        fmt::format("doctor --max-bytes {}: more than a quarter of this machine's {:.1f} GB of "
+                    "memory, which the allreduce buffers would need",
+                    options.max_bytes, memory / 1e9));
+  }
   const auto env = cluster::Environment::current();
   handles::MpiRuntime mpi;
   // A signal in a batch job ends the check with exit 75, never a hang in

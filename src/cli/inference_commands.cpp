@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 
@@ -11,6 +12,7 @@
 #include "comm/world.h"
 #include "handles/mpi.h"
 #include "runtime/allocator.h"
+#include "support/text.h"
 #include "train/evaluator.h"
 #include "train/generate.h"
 #include "train/preemption.h"
@@ -76,6 +78,18 @@ void run_eval(const std::string& target, const std::vector<std::string>& overrid
                      ? fmt::format(", masked-token accuracy {:.2f}%", 100 * r.masked_accuracy)
                      : "");
     }
+    // Every rank holds the reduced result, so every rank refuses alike.
+    if (r.tokens <= 0) {
+      throw std::runtime_error(
+          fmt::format("{}: the {} split holds no whole sequence of data.seq_len {}: nothing was "
+                      "scored",
+                      e.data.dir, r.split == "test" ? "test" : "validation", e.data.seq_len));
+    }
+    if (!std::isfinite(r.loss)) {
+      throw std::runtime_error(fmt::format("{}: the {} loss is {}: the model computes no finite loss on it",
+                                           trained.checkpoint.string(), r.split == "test" ? "test" : "validation",
+                                           r.loss));
+    }
     world.comm().barrier();
   });
 }
@@ -97,11 +111,13 @@ void run_generate(const std::string& target, const GenerateOptions& options) {
   const auto env = cluster::Environment::current();
   runtime::apply_threads(train::thread_plan(e, env, 1).threads);
   (void)runtime::keep_freed_memory(env);  // one forward pass per token: the same buffers again and again
-  fmt::print(
-      "{}\n",
-      train::generate(*trained.model, *trained.tokenizer, options.prompt.value_or(e.eval.prompt),
-                      options.tokens.value_or(e.eval.sample_tokens), options.temperature.value_or(e.eval.temperature),
-                      options.top_k.value_or(e.eval.top_k), e.model.max_seq_len, options.seed.value_or(e.job.seed)));
+  // What the model writes is the tokenizer's pieces, which a hostile model
+  // file chooses: control characters are shown escaped, lines and tabs kept.
+  fmt::print("{}\n",
+             support::printable_lines(train::generate(
+                 *trained.model, *trained.tokenizer, options.prompt.value_or(e.eval.prompt),
+                 options.tokens.value_or(e.eval.sample_tokens), options.temperature.value_or(e.eval.temperature),
+                 options.top_k.value_or(e.eval.top_k), e.model.max_seq_len, options.seed.value_or(e.job.seed))));
 }
 
 }  // namespace hpctrain::cli

@@ -5,7 +5,10 @@
 #include <torch/types.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -20,6 +23,7 @@
 #include "config/experiment.h"
 #include "handles/mpi.h"
 #include "reduce/merge_wire.h"
+#include "support/text.h"
 #include "train/trainer.h"
 #include "train/training_data.h"
 
@@ -109,9 +113,17 @@ MergeCost measure_merge(const config::ParallelConfig& parallel, std::int64_t par
 class ScratchDirectory {
  public:
   ScratchDirectory() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "hpctrain-plan-XXXXXX").string();
+    std::error_code ec;
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+    if (ec) {
+      const char* given = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): read before any thread
+      throw std::runtime_error(fmt::format("no directory for plan's scratch files: TMPDIR={} is not one ({})",
+                                           support::printable(given == nullptr ? "" : given), ec.message()));
+    }
+    std::string pattern = (tmp / "hpctrain-plan-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error(fmt::format("cannot create a scratch directory like {} (TMPDIR)", pattern));
+      throw std::runtime_error(fmt::format("cannot create a scratch directory like {} (TMPDIR): {}",
+                                           support::printable(pattern), std::strerror(errno)));
     }
     path_ = pattern;
   }

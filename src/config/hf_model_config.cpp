@@ -67,9 +67,12 @@ class JsonFields {
   std::int64_t integer_value(const char* key, std::int64_t min, std::int64_t max) const {
     const auto& v = json_[key];
     if (!v.is_number_integer()) throw ConfigError(fmt::format("{}: {} is not an integer", file_, key));
-    const auto i = v.get<std::int64_t>();
-    if (i < min || i > max) throw ConfigError(fmt::format("{}: {} = {} is outside [{}, {}]", file_, key, i, min, max));
-    return i;
+    // As written, not as int64_t: 2^63 and above would print wrapped negative.
+    const bool too_large = v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
+    if (too_large || v.get<std::int64_t>() < min || v.get<std::int64_t>() > max) {
+      throw ConfigError(fmt::format("{}: {} = {} is outside [{}, {}]", file_, key, v.dump(), min, max));
+    }
+    return v.get<std::int64_t>();
   }
   const nlohmann::json& json_;
   std::string file_;

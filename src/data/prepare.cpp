@@ -131,6 +131,21 @@ nlohmann::json split_json(const SplitInfo& s) {
   return {{"documents", s.documents}, {"tokens", s.tokens}, {"shards", shards}};
 }
 
+// A split the experiment asks for must hold a whole sequence, as the data set
+// reader cuts them (data.seq_len + 1 tokens within one shard): an empty one
+// would score a loss of 0 over 0 tokens, perplexity 1, at every evaluation.
+void require_whole_sequence(const SplitInfo& info, const std::string& split, const config::Experiment& experiment,
+                            const std::string& because) {
+  const auto seq_len = static_cast<std::uint64_t>(experiment.data.seq_len);
+  for (const ShardInfo& shard : info.shards) {
+    if (shard.tokens > seq_len) return;
+  }
+  throw DataError(fmt::format(
+      "{}: the {} split ({}) holds {} tokens in {} document{}, not one whole sequence of "
+      "data.seq_len + 1 = {} tokens: give it more text, or a shorter data.seq_len",
+      experiment.path, split, because, info.tokens, info.documents, info.documents == 1 ? "" : "s", seq_len + 1));
+}
+
 // meta.json: what a data set holds and how it was made. `eos_id` only where
 // documents are joined by </s> (text); token files carry no documents.
 nlohmann::json meta_json(const PrepareResult& result, std::int64_t vocab_size, int token_bytes, nlohmann::json splits,
@@ -219,12 +234,17 @@ void import_token_files(const config::Experiment& experiment, std::optional<Toke
     nlohmann::json splits = {{"train", split_json(train_info)}, {"val", split_json(val_info)}};
     if (!d.test_sources.empty()) {
       const SplitInfo test_info = import_split(d.test_sources, "data.test_sources", "test");
+      require_whole_sequence(test_info, "test", experiment, "data.test_sources");
       splits["test"] = split_json(test_info);
       stats.test_tokens = test_info.tokens;
     }
     if (train_info.tokens <= static_cast<std::uint64_t>(d.seq_len)) {
       throw DataError(fmt::format("{}: data.sources hold {} tokens, not one sequence of data.seq_len + 1 = {}",
                                   experiment.path, train_info.tokens, d.seq_len + 1));
+    }
+    require_whole_sequence(train_info, "training", experiment, "data.sources");
+    if (!d.validation_sources.empty()) {
+      require_whole_sequence(val_info, "validation", experiment, "data.validation_sources");
     }
     stats.train_tokens = train_info.tokens;
     stats.validation_tokens = val_info.tokens;
@@ -375,10 +395,16 @@ PrepareResult prepare(const config::Experiment& experiment, std::FILE* log) {
       return writer.finish(docs.size());
     };
     const SplitInfo train_info = write_split(train, "train");
+    require_whole_sequence(train_info, "training", experiment, "the documents data.validation_fraction leaves");
     const SplitInfo val_info = write_split(validation, "val");
+    if (d.validation_fraction > 0) {
+      require_whole_sequence(val_info, "validation", experiment,
+                             fmt::format("data.validation_fraction = {:g}", d.validation_fraction));
+    }
     nlohmann::json splits = {{"train", split_json(train_info)}, {"val", split_json(val_info)}};
     if (d.test_fraction > 0) {
       const SplitInfo test_info = write_split(test, "test");
+      require_whole_sequence(test_info, "test", experiment, fmt::format("data.test_fraction = {:g}", d.test_fraction));
       splits["test"] = split_json(test_info);
       stats.test_tokens = test_info.tokens;
     }

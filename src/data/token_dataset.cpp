@@ -2,11 +2,12 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -106,7 +107,9 @@ TokenDataset::TokenDataset(const std::filesystem::path& dir, const std::string& 
   for (const auto& [file, tokens] : shard_list) {
     const auto path = dir / file;
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw DataError(fmt::format("{}: missing shard", path.string()));
+    if (fd < 0) {
+      throw DataError(fmt::format("{}: cannot open the shard: {}", path.string(), std::strerror(errno)));
+    }
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       close(fd);
@@ -119,28 +122,42 @@ TokenDataset::TokenDataset(const std::filesystem::path& dir, const std::string& 
       throw DataError(fmt::format("{}: {} bytes, but meta.json records {} tokens of {} bytes (truncated?)",
                                   path.string(), bytes, tokens, token_bytes_));
     }
+    // Read with pread, not mapped: a shard cut short while the run trains
+    // (`cp` over it truncates it first) is then a short read, an error naming
+    // the shard, where a mapping would end the process with SIGBUS. The open
+    // descriptor keeps reading the file the run started with if another is
+    // renamed over it.
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);  // samples are drawn in random order
     Shard shard;
-    if (bytes > 0) {
-      void* p = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
-      if (p == MAP_FAILED) {
-        close(fd);
-        throw DataError(fmt::format("{}: mmap failed", path.string()));
-      }
-      madvise(p, bytes, MADV_RANDOM);
-      shard.data = static_cast<const unsigned char*>(p);
-    }
-    close(fd);
+    shard.fd = support::OwnedFd(fd);
+    shard.path = path.string();
     shard.bytes = bytes;
     shard.samples = tokens > seq_len_ ? (tokens - 1) / seq_len_ : 0;
     shard.first_sample = total_samples_;
     total_samples_ += shard.samples;
-    shards_.push_back(shard);
+    shards_.push_back(std::move(shard));
   }
 }
 
-TokenDataset::~TokenDataset() {
-  for (const auto& s : shards_) {
-    if (s.data != nullptr) munmap(const_cast<unsigned char*>(s.data), s.bytes);
+TokenDataset::~TokenDataset() = default;
+
+void TokenDataset::read_bytes(const Shard& shard, std::size_t offset, std::size_t size, unsigned char* out) const {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t got = ::pread(shard.fd.get(), out + done, size - done, static_cast<off_t>(offset + done));
+    if (got > 0) {
+      done += static_cast<std::size_t>(got);
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got == 0) {
+      throw DataError(fmt::format(
+          "{}: ends before byte {} of the {} it held when the run opened it (split '{}'): the shard was cut short "
+          "or rewritten in place while the run read it; prepare the data set again, then resume the run",
+          shard.path, offset + size, shard.bytes, split_));
+    }
+    throw DataError(fmt::format("{}: cannot read {} bytes at offset {}: {}", shard.path, size - done, offset + done,
+                                std::strerror(errno)));
   }
 }
 
@@ -152,7 +169,9 @@ void TokenDataset::read(std::size_t index, std::int64_t* out) const {
                                    [](std::size_t i, const Shard& s) { return i < s.first_sample; }) -
                   1;
   const std::size_t first_token = (index - it->first_sample) * seq_len_;
-  const unsigned char* p = it->data + first_token * static_cast<std::size_t>(token_bytes_);
+  std::vector<unsigned char> bytes((seq_len_ + 1) * static_cast<std::size_t>(token_bytes_));
+  read_bytes(*it, first_token * static_cast<std::size_t>(token_bytes_), bytes.size(), bytes.data());
+  const unsigned char* p = bytes.data();
   std::int64_t largest = 0;
   if (token_bytes_ == 2) {
     for (std::size_t i = 0; i <= seq_len_; ++i) {

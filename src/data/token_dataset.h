@@ -1,5 +1,6 @@
-// Read access to one split of a prepared data set: the shards are memory-mapped
-// (never read whole into RAM) and cut into fixed-length samples of seq_len + 1
+// Read access to one split of a prepared data set: the shards are read sample
+// by sample with pread (never whole into RAM, never mapped: a shard cut short
+// under a running job is an error naming it, not SIGBUS) and cut into fixed-length samples of seq_len + 1
 // tokens: sample i of a shard covers tokens [i*seq_len, i*seq_len + seq_len], so
 // consecutive samples share one boundary token and inputs/targets are the sample
 // shifted by one. Samples never span two shards.
@@ -9,6 +10,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "support/no_follow.h"
 
 namespace hpctrain::data {
 
@@ -39,11 +42,16 @@ class TokenDataset {
 
  private:
   struct Shard {
-    const unsigned char* data = nullptr;
+    support::OwnedFd fd{-1};
+    std::string path;
     std::size_t bytes = 0;
     std::size_t samples = 0;
     std::size_t first_sample = 0;
   };
+  // `size` bytes of `shard` from `offset`; DataError naming the shard when it
+  // has become shorter than when it was opened.
+  void read_bytes(const Shard& shard, std::size_t offset, std::size_t size, unsigned char* out) const;
+
   std::vector<Shard> shards_;
   std::string split_;
   std::size_t seq_len_;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "data/data_error.h"
+#include "data/sentencepiece_charsmap.h"
 #include "support/bounded_file.h"
 #include "support/sha256.h"
 
@@ -91,6 +92,7 @@ Tokenizer Tokenizer::load(const std::filesystem::path& model_file) {
 }
 
 Tokenizer Tokenizer::from_model(std::string model_bytes, const std::string& origin) {
+  refuse_precompiled_charsmap(model_bytes, origin);  // before the library reads it
   Tokenizer t(load_sentencepiece_engine());
   if (const std::string error = t.engine_->load(model_bytes); !error.empty()) {
     throw DataError(fmt::format("{}: not a SentencePiece model: {}", origin, error));

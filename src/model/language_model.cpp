@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 
+#include "model/model_bytes.h"
 #include "model/models.h"
 
 namespace hpctrain::model {
@@ -42,6 +43,7 @@ config::ParameterKind parameter_kind(const std::string& name) {
 }
 
 std::shared_ptr<LanguageModel> make_model(const config::ModelConfig& config, std::int64_t vocab_size) {
+  refuse_model_beyond_memory(config, vocab_size);  // before LibTorch allocates any of it
   switch (config.kind) {
     case config::ModelKind::kGpt: return make_gpt(config, vocab_size);
     case config::ModelKind::kBert: return make_bert(config, vocab_size);

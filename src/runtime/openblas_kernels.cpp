@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "support/text.h"
+
 namespace hpctrain::runtime {
 namespace {
 
@@ -83,24 +85,53 @@ void restart_on_fitting_openblas_kernels(char** argv, const cluster::Environment
 }
 
 std::string openblas_kernels_note(const cluster::Environment& env) {
-  return openblas_kernels_note(openblas_core(), cpu_vectors(), env);
+  using GetConfig = char* (*)();
+  auto* get = reinterpret_cast<GetConfig>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+  const char* config = get != nullptr ? get() : nullptr;
+  const bool dynamic_arch =
+      config == nullptr || std::string_view(config).find("DYNAMIC_ARCH") != std::string_view::npos;
+  return openblas_kernels_note(openblas_core(), cpu_vectors(), env, dynamic_arch);
 }
 
-std::string openblas_kernels_note(std::string_view core, CpuVectors cpu, const cluster::Environment& env) {
+std::string openblas_kernels_note(std::string_view core, CpuVectors cpu, const cluster::Environment& env,
+                                  bool dynamic_arch) {
   if (core.empty()) return "";
-  if (const std::string short_of = openblas_core_to_force(core, cpu); !short_of.empty()) {
-    return fmt::format(
-        "OpenBLAS kernels {}, short of this CPU's {}: matmuls run at about a fifth of their rate; "
-        "set OPENBLAS_CORETYPE={} (or leave it unset for hpctrain to)",
-        core, vectors_name(cpu), short_of);
-  }
   const auto chose = env.get(kChoseVariable);
   const auto forced = env.get("OPENBLAS_CORETYPE");
+  if (const std::string short_of = openblas_core_to_force(core, cpu); !short_of.empty()) {
+    const std::string shortfall = fmt::format(
+        "OpenBLAS kernels {}, short of this CPU's {}: matmuls run at about a "
+        "fifth of their rate; ",
+        core, vectors_name(cpu));
+    // What to do depends on why these kernels run: the advice is only the
+    // variable where the variable can change them.
+    if (!dynamic_arch) {
+      return shortfall +
+             "this OpenBLAS was built for one CPU (its config has no DYNAMIC_ARCH), so OPENBLAS_CORETYPE "
+             "changes nothing: install one built with DYNAMIC_ARCH, as Debian's libopenblas0 is";
+    }
+    if (forced && chose) {
+      return shortfall + fmt::format(
+                             "hpctrain set OPENBLAS_CORETYPE={} and OpenBLAS still runs {}: this OpenBLAS "
+                             "does not take it; set OPENBLAS_CORETYPE yourself to a core it knows",
+                             support::printable(*forced), core);
+    }
+    if (forced) {
+      return shortfall + fmt::format(
+                             "the environment sets OPENBLAS_CORETYPE={}: set it to {} instead, or unset it "
+                             "for hpctrain to choose",
+                             support::printable(*forced), short_of);
+    }
+    return shortfall + fmt::format(
+                           "hpctrain could not restart itself with OPENBLAS_CORETYPE={} (started through the "
+                           "dynamic loader?): set it in the environment",
+                           short_of);
+  }
   if (chose && forced) {
     return fmt::format(
         "OpenBLAS kernels {} (OpenBLAS chose {} on this CPU, which it does not recognise; "
         "hpctrain set OPENBLAS_CORETYPE={}: set it yourself to choose)",
-        core, *chose, *forced);
+        core, support::printable(*chose), support::printable(*forced));  // the environment's: anyone's bytes
   }
   return fmt::format("OpenBLAS kernels {}", core);
 }

@@ -44,7 +44,11 @@ void restart_on_fitting_openblas_kernels(char** argv, const cluster::Environment
 // For the log: which kernels OpenBLAS runs and, when hpctrain chose them or
 // when they fall short of the CPU, why and what to do; "" when not OpenBLAS.
 std::string openblas_kernels_note(const cluster::Environment& env);
-// The same for OpenBLAS's kernels `core` ("" when not OpenBLAS) on `cpu`.
-std::string openblas_kernels_note(std::string_view core, CpuVectors cpu, const cluster::Environment& env);
+// The same for OpenBLAS's kernels `core` ("" when not OpenBLAS) on `cpu`;
+// `dynamic_arch`: whether this OpenBLAS can run other kernels at all
+// (openblas_get_config says DYNAMIC_ARCH), without which OPENBLAS_CORETYPE
+// changes nothing and the note does not advise it.
+std::string openblas_kernels_note(std::string_view core, CpuVectors cpu, const cluster::Environment& env,
+                                  bool dynamic_arch = true);
 
 }  // namespace hpctrain::runtime

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 
 #include "ckpt_file/checkpoint_files.h"
@@ -171,8 +172,16 @@ void Checkpointer::write(std::int64_t step, const std::function<ckpt::Snapshot()
   }
 }
 
-bool Checkpointer::note_evaluation(std::int64_t step, double loss) {
+bool Checkpointer::note_evaluation(std::int64_t step, double loss, std::int64_t tokens) {
   if (!experiment_.checkpoint.keep_best) return false;
+  // A loss over no tokens, or one that is not finite, measures nothing: never the best.
+  if (tokens <= 0 || !std::isfinite(loss)) {
+    log_.line(fmt::format(
+        "step {}: the evaluation loss {} over {} tokens is not a measurement; the best checkpoint "
+        "stays {}",
+        step, loss, tokens, best_step_ < 0 ? "unset" : ckpt::checkpoint_path(run_dir_, best_step_).string()));
+    return false;
+  }
   if (best_step_ >= 0 && !(loss < best_loss_)) return false;
   best_step_ = step;
   best_loss_ = loss;

@@ -45,7 +45,7 @@ class Checkpointer {
   // An evaluation's loss at `step` (the periodic sample's, so every step is
   // measured alike). True with checkpoint.keep_best when it is the lowest so
   // far: this step's checkpoint, which the caller must then write, is the best.
-  bool note_evaluation(std::int64_t step, double loss);
+  bool note_evaluation(std::int64_t step, double loss, std::int64_t tokens);
   void save(ckpt::Snapshot& snapshot) const;
   void load(const ckpt::CheckpointReader& checkpoint);
 

@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <torch/types.h>
+
 #include <sstream>
 
 #include "ckpt/hf_import.h"
 
+#include "config/hf_model_config.h"
+#include "support/no_follow.h"
 #include "support/text.h"
 #include "train/weight_average.h"
 
@@ -38,12 +42,47 @@ std::string weights_group(WeightsChoice choice) { return choice.ema ? WeightAver
 
 namespace {
 
+// A checkpoint's weights, all finite: NaN weights score NaN and sample noise.
+void refuse_non_finite(const model::LanguageModel& model, const std::filesystem::path& path, const std::string& group) {
+  for (const auto& item : model.named_parameters()) {
+    const at::Tensor bad = torch::logical_not(torch::isfinite(item.value().detach())).flatten();
+    if (const std::int64_t count = bad.sum().item<std::int64_t>(); count > 0) {
+      throw ckpt::CheckpointError(
+          fmt::format("{}: {}/{} holds {} non-finite value{} (NaN or infinity): these weights "
+                      "compute nothing; choose an earlier checkpoint",
+                      path.string(), group, item.key(), count, count == 1 ? "" : "s"));
+    }
+  }
+}
+
+// A directory without a run's checkpoints/ that holds any of a Hugging Face
+// model's files is read as one, so that a broken member is named rather
+// than reported as "no checkpoint".
 bool is_hugging_face_directory(const std::filesystem::path& path) {
   std::error_code ec;
-  return std::filesystem::is_directory(path, ec) && !std::filesystem::exists(path / "checkpoints", ec) &&
-         std::filesystem::is_regular_file(path / "config.json", ec) &&
-         (std::filesystem::is_regular_file(path / "model.safetensors", ec) ||
-          std::filesystem::is_regular_file(path / "model.safetensors.index.json", ec));
+  if (!std::filesystem::is_directory(path, ec) || std::filesystem::exists(path / "checkpoints", ec)) return false;
+  for (const char* member : {"config.json", "model.safetensors", "model.safetensors.index.json"}) {
+    if (support::file_kind_at(path / member) != support::FileKind::kNothing) return true;
+  }
+  return false;
+}
+
+// The member that keeps a Hugging Face directory from being read, or "".
+std::string broken_member(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(dir / "config.json", ec)) {
+    return fmt::format("{}: {}, not a regular file (a Hugging Face model's config)", (dir / "config.json").string(),
+                       support::what_is_at(dir / "config.json"));
+  }
+  if (std::filesystem::is_regular_file(dir / "model.safetensors", ec) ||
+      std::filesystem::is_regular_file(dir / "model.safetensors.index.json", ec)) {
+    return "";
+  }
+  const auto weights = support::file_kind_at(dir / "model.safetensors") != support::FileKind::kNothing
+                           ? dir / "model.safetensors"
+                           : dir / "model.safetensors.index.json";
+  return fmt::format("{}: {}, not a regular file (the model's weights)", weights.string(),
+                     support::what_is_at(weights));
 }
 
 TrainedModel load_hugging_face_model(const std::filesystem::path& dir, const std::vector<std::string>& overrides,
@@ -53,9 +92,15 @@ TrainedModel load_hugging_face_model(const std::filesystem::path& dir, const std
         "{}: a Hugging Face model directory holds one set of weights; --best and --ema choose among a run's",
         dir.string()));
   }
-  // The experiment a fine-tune from it would have, before any step.
+  if (const std::string broken = broken_member(dir); !broken.empty()) throw ckpt::CheckpointError(broken);
+  // The experiment a fine-tune from it would have, before any step; a model
+  // with fewer learned positions than data.seq_len's default is read at its
+  // own length (a --set data.seq_len still wins).
+  toml::table data;
+  const config::HfModelConfig hf = config::read_hf_model_config(dir);
+  if (hf.positions > 0 && hf.positions < config::DataConfig{}.seq_len) data.insert("seq_len", hf.positions);
   std::ostringstream text;
-  text << toml::table{{"model", toml::table{{"init_from", dir.string()}}}};
+  text << toml::table{{"model", toml::table{{"init_from", dir.string()}}}, {"data", std::move(data)}};
   auto experiment = config::load_experiment_text(text.str(), dir.string() + " (Hugging Face model)", overrides);
   std::optional<data::Tokenizer> tokenizer;
   if (!experiment.data.tokenizer.empty() && experiment.data.tokenizer != "train") {
@@ -104,6 +149,7 @@ TrainedModel load_trained_model(const std::filesystem::path& run_dir_or_checkpoi
                     path.string()));
   }
   ckpt::load_parameters(file, group, *model);
+  refuse_non_finite(*model, path, group);
   return {path, false, std::move(info), std::move(experiment), std::move(tokenizer), std::move(model)};
 }
 

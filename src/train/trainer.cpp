@@ -15,6 +15,7 @@
 #include "runtime/allocator.h"
 #include "runtime/matmul_peak.h"
 #include "runtime/openblas_kernels.h"
+#include "support/text.h"
 #include "train/autocast.h"
 #include "train/cpu_rng_state.h"
 #include "train/generate.h"
@@ -287,6 +288,16 @@ bool Trainer::agree_to_stop(const StepResult& result, const StepPlan& plan) {
   agreement_->post(step_, {result.loss * batch_.loss_weight(), signalled, preemption_->terminated()});
   // Agreements settle one step late, except where this step's result is needed now.
   for (const AgreedStep& agreed : agreement_->settle_through(plan.needs_agreement_now() ? step_ : step_ - 1)) {
+    // Every rank settles the same agreed loss, so every rank stops here. A
+    // step's loss settles before its checkpoint is written (step_plan.h), so
+    // no checkpoint holds the weights that produced it.
+    if (!std::isfinite(agreed.mean_loss)) {
+      throw std::runtime_error(fmt::format(
+          "step {}: the training loss is {} (the mean over the ranks): the weights are no longer finite, so the run "
+          "stops here and writes no checkpoint after step {}; lower optimizer.lr, set optimizer.grad_clip, or look "
+          "at the data and the weights it started from",
+          agreed.step, agreed.mean_loss, agreed.step - 1));
+    }
     report_.add_loss(agreed.mean_loss);
     if (agreed.stop_requested && !plan.last) stop_requested_ = true;
     if (agreed.terminated && !plan.last) terminated_ = true;
@@ -305,7 +316,7 @@ bool Trainer::evaluate(bool last) {
   if (weight_average_) reducer_->with_weights(weight_average_->weights(), [&] { average = measure(); });
   report_.evaluation(step_, raw, average, model_->objective() == model::Objective::kMasked, start);
   last_eval_ = raw;
-  return checkpointer_->note_evaluation(step_, raw.sample.loss);
+  return checkpointer_->note_evaluation(step_, raw.sample.loss, raw.sample.tokens);
 }
 
 void Trainer::report_test() {
@@ -351,7 +362,10 @@ void Trainer::print_sample() {
   }
   const std::string sample = generate(*model_, *tokenizer_, e.eval.prompt, e.eval.sample_tokens, e.eval.temperature,
                                       e.eval.top_k, e.model.max_seq_len, e.job.seed);
-  report_.line(fmt::format("sample (temperature {}, top-k {}):\n{}\n", e.eval.temperature, e.eval.top_k, sample));
+  // The tokenizer's pieces are the data's bytes: control characters shown
+  // escaped, so a sample cannot drive the terminal that reads the log.
+  report_.line(fmt::format("sample (temperature {}, top-k {}):\n{}\n", e.eval.temperature, e.eval.top_k,
+                           support::printable_lines(sample)));
 }
 
 std::string Trainer::stop_reason() const {

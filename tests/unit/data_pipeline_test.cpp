@@ -43,7 +43,11 @@ class DataPipelineTest : public ::testing::Test {
   }
 
   config::Experiment experiment(const std::vector<std::string>& extra = {}) {
-    file("exp.toml", "[job]\nname = \"t\"\n[data]\nvocab_size = 600\ntokenizer_max_lines = 1000\nseq_len = 16\n");
+    // Six documents leave the default validation fraction none: no split
+    // unless a test asks for one (prepare refuses a split it cannot fill).
+    file("exp.toml",
+         "[job]\nname = \"t\"\n[data]\nvocab_size = 600\ntokenizer_max_lines = 1000\nseq_len = 16\n"
+         "validation_fraction = 0\n");
     std::vector<std::string> overrides = {"data.sources=[\"" + (root_ / "corpus").string() + "\"]",
                                           "data.dir=" + (root_ / "prepared").string()};
     overrides.insert(overrides.end(), extra.begin(), extra.end());

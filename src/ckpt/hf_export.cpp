@@ -37,8 +37,11 @@ bool is_earlier_export(const std::filesystem::path& dir) {
 }
 
 // Every file an export writes: all that an earlier export is replaced with.
-const std::set<std::string> kExportFiles = {"model.safetensors", "config.json",           "generation_config.json",
-                                            "tokenizer.model",   "tokenizer_config.json", "special_tokens_map.json"};
+const std::set<std::string>& export_files() {
+  static const std::set<std::string> files = {"model.safetensors", "config.json",           "generation_config.json",
+                                              "tokenizer.model",   "tokenizer_config.json", "special_tokens_map.json"};
+  return files;
+}
 
 // The directory named by --out, without a trailing '/' ("new/" is "new").
 std::filesystem::path destination_of(const std::filesystem::path& out) {
@@ -72,7 +75,7 @@ void check_replaceable(const std::filesystem::path& dir) {
   }
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (!kExportFiles.contains(name)) {
+    if (export_files().count(name) == 0) {
       throw CheckpointError(
           fmt::format("{}: an earlier export, but it also holds {}, which an export does not "
                       "write: move it away or name a new directory",
@@ -250,7 +253,7 @@ ExportResult export_hf(const HfExportRequest& request) {
     write_file_atomically(dir / "tokenizer_config.json", tokenizer.dump(2) + "\n", install("tokenizer_config.json"));
     write_file_atomically(dir / "special_tokens_map.json", special.dump(2) + "\n", install("special_tokens_map.json"));
   }
-  staged.install(check_replaceable, kExportFiles);
+  staged.install(check_replaceable, export_files());
   return {tensors.size(), bytes};
 }
 

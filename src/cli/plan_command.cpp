@@ -8,10 +8,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli/agreed_failure.h"
@@ -123,7 +123,7 @@ class ScratchDirectory {
     std::string pattern = (tmp / "hpctrain-plan-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) {
       throw std::runtime_error(fmt::format("cannot create a scratch directory like {} (TMPDIR): {}",
-                                           support::printable(pattern), std::strerror(errno)));
+                                           support::printable(pattern), std::system_category().message(errno)));
     }
     path_ = pattern;
   }

@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <system_error>
 
 #include "data/data_error.h"
 #include "data/token_shards.h"
@@ -108,7 +108,8 @@ TokenDataset::TokenDataset(const std::filesystem::path& dir, const std::string& 
     const auto path = dir / file;
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-      throw DataError(fmt::format("{}: cannot open the shard: {}", path.string(), std::strerror(errno)));
+      throw DataError(
+          fmt::format("{}: cannot open the shard: {}", path.string(), std::system_category().message(errno)));
     }
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -157,7 +158,7 @@ void TokenDataset::read_bytes(const Shard& shard, std::size_t offset, std::size_
           shard.path, offset + size, shard.bytes, split_));
     }
     throw DataError(fmt::format("{}: cannot read {} bytes at offset {}: {}", shard.path, size - done, offset + done,
-                                std::strerror(errno)));
+                                std::system_category().message(errno)));
   }
 }
 

@@ -7,7 +7,7 @@
 
 #include <array>
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 
 #include "jobgen/encoding.h"
 
@@ -31,7 +31,7 @@ std::string owner_of(uid_t uid) { return fmt::format("{} (uid {})", user_name(ui
 std::string why_not_user_controlled(const std::filesystem::path& path, bool sticky_ok) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return fmt::format("{}: cannot stat it: {}", printable(path.string()), std::strerror(errno));
+    return fmt::format("{}: cannot stat it: {}", printable(path.string()), std::system_category().message(errno));
   }
   const uid_t me = ::geteuid();
   if (st.st_uid != me && st.st_uid != 0) {

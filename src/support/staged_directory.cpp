@@ -37,7 +37,9 @@ void take_lock(int fd, int operation, const fs::path& lock) {
 }  // namespace
 
 fs::path lock_file_of(const fs::path& destination) {
-  return parent_or_dot(destination) / ("." + destination.filename().string() + ".lock");
+  fs::path dir = destination.lexically_normal();  // "model/" is "model"
+  if (!dir.has_filename()) dir = dir.parent_path();
+  return parent_or_dot(dir) / ("." + dir.filename().string() + ".lock");
 }
 
 DirectoryLock::DirectoryLock(const fs::path& destination, Mode mode) : fd_(-1) {

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "ckpt/hf_import.h"
+#include "comm/consensus.h"
 #include "runtime/allocator.h"
 #include "runtime/matmul_peak.h"
 #include "runtime/openblas_kernels.h"
@@ -288,11 +289,13 @@ bool Trainer::agree_to_stop(const StepResult& result, const StepPlan& plan) {
   agreement_->post(step_, {result.loss * batch_.loss_weight(), signalled, preemption_->terminated()});
   // Agreements settle one step late, except where this step's result is needed now.
   for (const AgreedStep& agreed : agreement_->settle_through(plan.needs_agreement_now() ? step_ : step_ - 1)) {
-    // Every rank settles the same agreed loss, so every rank stops here. A
-    // step's loss settles before its checkpoint is written (step_plan.h), so
-    // no checkpoint holds the weights that produced it.
+    // Every rank settles the same agreed loss, so every rank stops here, no
+    // rank inside a collective: an agreed failure, after which MPI is
+    // finalized and mpiexec reports the exit status. A step's loss settles
+    // before its checkpoint is written (step_plan.h), so no checkpoint holds
+    // the weights that produced it.
     if (!std::isfinite(agreed.mean_loss)) {
-      throw std::runtime_error(fmt::format(
+      throw comm::AgreedError(fmt::format(
           "step {}: the training loss is {} (the mean over the ranks): the weights are no longer finite, so the run "
           "stops here and writes no checkpoint after step {}; lower optimizer.lr, set optimizer.grad_clip, or look "
           "at the data and the weights it started from",

@@ -172,6 +172,15 @@ nonfinite)
   written=$(find "$work/ft" -name '*.h5' | wc -l)
   ((written == 0)) || fail "the diverged run wrote $written checkpoint(s): $(find "$work/ft" -name '*.h5')"
   echo "ok: $(grep -m1 -o 'step 1: the training loss is [^:]*' "$work/ft.log"), no checkpoint written"
+  # On two ranks every rank stops at the same step, and mpiexec reports the failure.
+  rc=0
+  "${MPIEXEC:-mpiexec}" -n 2 "$hpctrain" train "$repo/jobs/finetune.toml" --set "model.init_from=$huge" --set "data.dir=$work/ft-data" \
+    --set "job.run_dir=$work/ft2" --set training.steps=5 --set eval.interval=1 --set checkpoint.interval=1 \
+    --set eval.samples=16 --set eval.sample_tokens=0 >"$work/ft2.log" 2>&1 || rc=$?
+  ((rc != 0)) || { tail -5 "$work/ft2.log"; fail "on 2 ranks, a loss that is not finite exited 0"; }
+  grep -Eq "error: .*step 1: the training loss is (-?nan|inf)" "$work/ft2.log" || { tail -5 "$work/ft2.log"; fail "2 ranks: no step named"; }
+  [[ -z $(find "$work/ft2" -name '*.h5') ]] || fail "2 ranks: the diverged run wrote a checkpoint"
+  echo "ok: on 2 ranks the run stops at step 1 with status $rc and writes no checkpoint"
   # An evaluation over no sequence: a data set whose validation split is
   # empty by choice (validation_fraction 0) scores nothing, and says so.
   run "$work/prep0.log" "$hpctrain" prepare "$repo/jobs/quickstart.toml" --set "data.dir=$work/noval" \

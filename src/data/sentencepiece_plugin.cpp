@@ -34,8 +34,15 @@ class Engine final : public hpctrain::data::SentencePieceEngine {
     return model;
   }
   std::string load(const std::string& model) override {
-    const auto status = processor_.LoadFromSerializedProto(model);
-    return status.ok() ? std::string() : status.ToString();
+    // The library throws too, not only returns a status: its Darts trie
+    // builder refuses an empty piece with an exception (found by the
+    // tokenizer_model fuzz harness), which must not end the process.
+    try {
+      const auto status = processor_.LoadFromSerializedProto(model);
+      return status.ok() ? std::string() : status.ToString();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
   }
   std::vector<int> encode(std::string_view text) const override {
     std::vector<int> ids;

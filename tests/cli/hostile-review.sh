@@ -7,7 +7,8 @@
 #              two exports at once leave one of them whole, never a mix;
 #   charsmap   a tokenizer.model whose normalizer carries a crafted
 #              precompiled_charsmap is refused in one line (SentencePiece
-#              0.1.97 reads far outside its buffer with it: SIGSEGV);
+#              0.1.97 reads far outside its buffer with it: SIGSEGV), and
+#              one on which the library throws is refused naming the file;
 #   shard      a shard cut short while the run trains ends the run with an
 #              error naming the shard, not SIGBUS;
 #   nonfinite  NaN weights in an HF directory are refused naming the tensor;
@@ -123,6 +124,12 @@ charsmap)
   python3 "$repo/tests/cli/sentencepiece_model_edit.py" charsmap "$hf/tokenizer.model"
   refused "$hf/tokenizer.model: its normalizer_spec carries a precompiled_charsmap of 1030 bytes" \
     "$hpctrain" generate "$hf" --tokens 4
+  # A model the fuzz harness found, on which the library's trie builder throws
+  # (an empty key): refused naming the file, where it was a bare library message.
+  empty=$work/empty
+  cp -r "$hf" "$empty"
+  cp "$repo/tests/fuzz/corpus/tokenizer_model/found-empty-piece-darts-exception" "$empty/tokenizer.model"
+  refused "$empty/tokenizer.model: not a SentencePiece model: .*zero-length key" "$hpctrain" generate "$empty" --tokens 4
   refused "tokenizer.model: its normalizer_spec carries a precompiled_charsmap" \
     "$hpctrain" train "$repo/jobs/finetune.toml" --set "model.init_from=$hf" --set "data.dir=$work/ft-data" \
     --set "job.run_dir=$work/ft" --set training.steps=1

@@ -76,11 +76,9 @@ def escaped_piece(piece):
 
 
 def main(mode, path):
-    edits = {"charsmap": (3, with_charsmap), "escape": (1, escaped_piece)}
-    number, edit = edits[mode]
+    number, edit = {"charsmap": (3, with_charsmap), "escape": (1, escaped_piece)}[mode]
     blob = open(path, "rb").read()
-    out = b"".join(field(k, edit(v) if k >> 3 == number else v) for k, v in fields(blob))
-    open(path, "wb").write(out)
+    open(path, "wb").write(b"".join(field(k, edit(v) if k >> 3 == number else v) for k, v in fields(blob)))
 
 
 if __name__ == "__main__":

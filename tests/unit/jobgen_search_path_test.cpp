@@ -49,7 +49,7 @@ class SearchPathTest : public ::testing::Test {
   [[nodiscard]] SearchInputs inputs(const char* home, bool with_experiment) const {
     home_ = home == nullptr ? std::string() : (root_ / home).string();
     return {with_experiment ? root_ / "repo/jobs/deep/exp.toml" : fs::path(), home == nullptr ? nullptr : home_.c_str(),
-            root_ / "prefix/bin/jobgen", root_ / "no-such-source-tree"};
+            root_ / "prefix/bin/jobgen", root_ / "no-such-source-tree", fs::path()};
   }
 
   fs::path root_;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -20,6 +21,14 @@ struct HfImport {
   std::size_t tensors = 0;
   std::string dtypes;  // "F32", "BF16", "F16 and F32", ...
 };
+
+// Checks DIR against `config` and a vocabulary of `vocab_size` from the
+// files' headers alone, reading no weight: config.json agrees, and every
+// tensor the model needs (and every tied one a file holds) is there with
+// the shape the configuration gives. Called before the model is built, so
+// that a config.json asking for more than its weights hold allocates
+// nothing; load_hf_weights checks the same again.
+void check_hf_weights(const std::filesystem::path& dir, const config::ModelConfig& config, std::int64_t vocab_size);
 
 HfImport load_hf_weights(const std::filesystem::path& dir, const config::ModelConfig& config,
                          model::LanguageModel& model);

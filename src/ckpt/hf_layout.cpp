@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+#include <utility>
+
 #include "ckpt_file/checkpoint_error.h"
 
 namespace hpctrain::ckpt {
@@ -88,6 +91,34 @@ bool ends_with(const std::string& text, const std::string& tail) {
 
 bool starts_with(const std::string& text, const std::string& head) { return text.compare(0, head.size(), head) == 0; }
 
+// Our parameter `ours` ("blocks.3.attn.qkv.weight") as the model kinds
+// build it (model/transformer.cpp, model/llama.cpp): [out, in] for a linear
+// map, [rows, d_model] for an embedding.
+std::vector<std::int64_t> our_shape(const std::string& ours, const config::ModelConfig& m, std::int64_t vocab) {
+  const std::int64_t d = m.d_model;
+  std::string local = ours;
+  if (starts_with(local, "blocks.")) local = local.substr(local.find('.', 7) + 1);
+  const bool bias = ends_with(local, ".bias");
+  const std::string module = local.substr(0, local.rfind('.'));
+  auto linear = [&](std::int64_t out, std::int64_t in) {
+    return bias ? std::vector<std::int64_t>{out} : std::vector<std::int64_t>{out, in};
+  };
+  if (module == "tok_emb" || module == "lm_head") return {vocab, d};
+  if (module == "pos_emb") return {m.max_seq_len, d};
+  if (local == "mlm.bias") return {vocab};
+  if (module == "ln1" || module == "ln2" || module == "ln_f" || module == "emb_ln" || module == "mlm.ln") return {d};
+  if (module == "attn.qkv") return linear(3 * d, d);
+  if (module == "attn.proj" || module == "mlm.dense" || module == "attn.q_proj" || module == "attn.o_proj") {
+    return linear(d, d);
+  }
+  if (module == "attn.k_proj" || module == "attn.v_proj") return linear(m.n_kv_head * (d / m.n_head), d);
+  if (module == "mlp.fc") return linear(4 * d, d);
+  if (module == "mlp.proj") return linear(d, 4 * d);
+  if (module == "mlp.gate" || module == "mlp.up") return linear(m.d_ff, d);
+  if (module == "mlp.down") return linear(d, m.d_ff);
+  throw std::logic_error(fmt::format("hf_shape: no shape for hpctrain's {}", ours));
+}
+
 }  // namespace
 
 std::vector<HfTensorName> hf_layout(const config::ModelConfig& model) {
@@ -107,6 +138,14 @@ std::vector<HfTensorName> hf_layout(const config::ModelConfig& model) {
           "--format hpctrain");
   }
   return {};
+}
+
+std::vector<std::int64_t> hf_shape(const HfTensorName& name, const config::ModelConfig& model,
+                                   std::int64_t vocab_size) {
+  std::vector<std::int64_t> shape = our_shape(name.ours, model, vocab_size);
+  shape[0] /= name.parts;
+  if (name.transposed) std::swap(shape[0], shape[1]);
+  return shape;
 }
 
 std::vector<HfTiedName> hf_tied(const config::ModelConfig& model) {

@@ -28,6 +28,7 @@
 // compute: asking for their layout throws, naming the difference.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,14 @@ inline constexpr const char* kBertTokenTypes = "bert.embeddings.token_type_embed
 
 // Every parameter of `model`, in the HF model's order.
 std::vector<HfTensorName> hf_layout(const config::ModelConfig& model);
+
+// The shape HF stores `name` (one of hf_layout(model)) in, for a vocabulary
+// of `vocab_size`, from the configuration alone: an import compares a file's
+// headers with it before the model is built, so a config.json that asks for
+// gigabytes its weights file does not hold is refused before they are
+// allocated. Throws std::logic_error for a name hf_layout never gives.
+std::vector<std::int64_t> hf_shape(const HfTensorName& name, const config::ModelConfig& model,
+                                   std::int64_t vocab_size);
 
 // The tied tensors a file of this model may also hold.
 std::vector<HfTiedName> hf_tied(const config::ModelConfig& model);

@@ -112,7 +112,12 @@ void apply_override(toml::table& root, const std::string& text) {
 
 Experiment resolve(toml::table root, const std::string& path, const std::vector<std::string>& overrides) {
   for (const auto& o : overrides) apply_override(root, o);
-  apply_init_from(root);
+  {
+    // The run directory, where a run stored the config its base model gave.
+    toml::table scratch;
+    const JobConfig job = JobConfig::read(SectionReader(root, "job", scratch, path), path);
+    apply_init_from(root, job.run_dir);
+  }
 
   const std::vector<std::string> sections = section_names();
   for (const auto& [name, node] : root) {

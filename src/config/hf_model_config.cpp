@@ -4,8 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "config/config_error.h"
 #include "config/section_reader.h"
+#include "config/toml_input.h"
 #include "support/bounded_file.h"
 #include "support/json_text.h"
 #include "support/text.h"
@@ -241,7 +246,64 @@ HfModelConfig read_hf_model_config(const std::filesystem::path& dir) {
   return c;
 }
 
-void apply_init_from(toml::table& root) {
+namespace {
+
+// The [model] keys model.init_from gives for a model of `kind`.
+std::vector<const char*> init_from_keys(const std::optional<std::string>& kind) {
+  std::vector<const char*> keys = {"kind", "n_layer", "n_head", "d_model"};
+  if (kind == "llama") keys.insert(keys.end(), {"n_kv_head", "d_ff", "rope_theta", "norm_eps", "tie_embeddings"});
+  if (kind == "gpt") keys.push_back("max_seq_len");
+  if (kind == "bert") keys.insert(keys.end(), {"max_seq_len", "norm_position"});
+  return keys;
+}
+
+// A run whose model.init_from directory is gone (a requeued job whose base
+// model was on node-local scratch) continues from its own checkpoint, which
+// never reads the directory: [model] and data.tokenizer come from the config
+// the run stored when it started (RUN_DIR/config.toml), where the directory
+// filled them in. False where the run stored none for this same directory;
+// the directory is then read, and its absence named. A run that finds no
+// checkpoint to resume from still needs the weights and says so.
+bool fill_from_stored_config(toml::table& model, toml::table& root, const std::string& from,
+                             const std::filesystem::path& run_dir) {
+  const std::filesystem::path stored_file = run_dir / "config.toml";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(stored_file, ec)) return false;
+  const toml::table stored = parse_toml_file(stored_file);
+  const toml::table* stored_model = stored["model"].as_table();
+  if (stored_model == nullptr || (*stored_model)["init_from"].value<std::string>() != from) return false;
+  for (const char* key : init_from_keys((*stored_model)["kind"].value<std::string>())) {
+    const toml::node* value = stored_model->get(key);
+    if (value == nullptr) {
+      throw ConfigError(fmt::format("{}: [model] has no {}, which model.init_from = {} gave when the run started",
+                                    stored_file.string(), key, from));
+    }
+    if (const toml::node* set = model.get(key)) {
+      if (!same(*set, *value)) {
+        throw ConfigError(fmt::format("{}: model.{} = {}, and this run's {} (from model.init_from, now gone) says {}",
+                                      location(set->source()), key, toml_text(*set), stored_file.string(),
+                                      toml_text(*value)));
+      }
+    } else {
+      model.insert(key, *value);
+    }
+  }
+  toml::table* data = root["data"].as_table();
+  if (data == nullptr || !data->contains("tokenizer")) {
+    const auto tokenizer = stored["data"]["tokenizer"].value<std::string>();
+    if (!tokenizer) return true;
+    if (data == nullptr) {
+      root.insert("data", toml::table{});
+      data = root["data"].as_table();
+    }
+    data->insert("tokenizer", *tokenizer);
+  }
+  return true;
+}
+
+}  // namespace
+
+void apply_init_from(toml::table& root, const std::filesystem::path& run_dir) {
   toml::table* model = root["model"].as_table();
   if (model == nullptr) return;
   const auto from = (*model)["init_from"].value<std::string>();
@@ -251,15 +313,14 @@ void apply_init_from(toml::table& root) {
   // Which keys the directory would give, without reading it: all of them
   // for the kind it turns out to be are then already set.
   const auto kind = (*model)["kind"].value<std::string>();
-  std::vector<const char*> keys = {"kind", "n_layer", "n_head", "d_model"};
-  if (kind == "llama") keys.insert(keys.end(), {"n_kv_head", "d_ff", "rope_theta", "norm_eps", "tie_embeddings"});
-  if (kind == "gpt") keys.push_back("max_seq_len");
-  if (kind == "bert") keys.insert(keys.end(), {"max_seq_len", "norm_position"});
   toml::table* data = root["data"].as_table();
   const bool tokenizer_set = data != nullptr && data->contains("tokenizer");
   bool complete = tokenizer_set && kind.has_value();
-  for (const char* key : keys) complete = complete && model->contains(key);
+  for (const char* key : init_from_keys(kind)) complete = complete && model->contains(key);
   if (complete) return;
+
+  std::error_code gone;
+  if (!std::filesystem::exists(dir, gone) && !gone && fill_from_stored_config(*model, root, *from, run_dir)) return;
 
   const HfModelConfig hf = read_hf_model_config(dir);
   for (const auto& [key, value] : hf.model_keys()) {

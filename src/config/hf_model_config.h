@@ -48,6 +48,8 @@ HfModelConfig read_hf_model_config(const std::filesystem::path& dir);
 // and those it sets must agree; data.tokenizer defaults to the directory's
 // tokenizer.model. The directory is read only when a key is missing (a run's
 // stored config holds them all, so its base model may have moved since).
-void apply_init_from(toml::table& root);
+// Where the directory is gone, the config the run in `run_dir` stored when it
+// started gives them (a resume never reads the directory's weights).
+void apply_init_from(toml::table& root, const std::filesystem::path& run_dir);
 
 }  // namespace hpctrain::config

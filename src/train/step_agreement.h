@@ -1,5 +1,6 @@
 // Every step, each rank contributes its loss, whether it wants to stop (a
-// preemption signal reached it) and whether that signal was SIGTERM to a small
+// preemption signal reached it), whether that signal was SIGTERM and whether
+// it failed to read the samples of a coming step to a small
 // non-blocking allreduce on a
 // communicator of its own. Results are collected one step late, so in the
 // common case no rank ever waits for another here (DDAP ranks stay free to
@@ -24,12 +25,14 @@ struct AgreedStep {
   double mean_loss = 0;         // over ranks
   bool stop_requested = false;  // by any rank
   bool terminated = false;      // SIGTERM reached some rank (SLURM ends the job)
+  bool unreadable = false;      // some rank cannot read a coming step's samples
 };
 
 struct StepVote {
   double loss = 0;
   bool stop = false;
   bool terminated = false;
+  bool unreadable = false;
 };
 
 class StepAgreement {
@@ -46,7 +49,7 @@ class StepAgreement {
  private:
   struct Pending {
     std::int64_t step;
-    std::array<float, 3> values;  // loss, stop, terminated
+    std::array<float, 4> values;  // loss, stop, terminated, unreadable
     comm::WorkPtr work;
   };
   comm::Communicator& comm_;

@@ -118,8 +118,9 @@ TrainedModel load_hugging_face_model(const std::filesystem::path& dir, const std
       }
     }
   }
-  auto model = model::make_model(experiment.model,
-                                 tokenizer ? tokenizer->vocab_size() : static_cast<int>(experiment.data.vocab_size));
+  const std::int64_t vocab = tokenizer ? tokenizer->vocab_size() : experiment.data.vocab_size;
+  ckpt::check_hf_weights(dir, experiment.model, vocab);  // from the headers, before the model is built
+  auto model = model::make_model(experiment.model, vocab);
   ckpt::load_hf_weights(dir, experiment.model, *model);
   TrainedModel out{dir, true, {}, std::move(experiment), std::move(tokenizer), std::move(model)};
   return out;

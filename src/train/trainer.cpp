@@ -78,6 +78,10 @@ void Trainer::set_up() {
 
   // Model and optimizer: the same seed on every rank; the reducer makes rank 0's weights everyone's.
   torch::manual_seed(e.job.seed);
+  // A base model's files against its config.json, from their headers, before
+  // the model is built: a config asking for more than the files hold is
+  // refused before its gigabytes are allocated.
+  if (!resume && !e.model.init_from.empty()) ckpt::check_hf_weights(e.model.init_from, e.model, vocab_size_);
   model_ = model::make_model(e.model, vocab_size_);
   if (!resume && !e.model.init_from.empty()) {
     const ckpt::HfImport imported = ckpt::load_hf_weights(e.model.init_from, e.model, *model_);
@@ -218,6 +222,10 @@ TrainSummary Trainer::run() {
     report_.line(fmt::format("nothing to train: the checkpoint is at step {} of {}", step_, steps));
     return finish(false);
   }
+  // The first steps' samples, before any is trained: a failure here has
+  // nothing to checkpoint, and is every rank's error now.
+  read_ahead();
+  comm::agree_or_throw(world_.comm(), read_ahead_failure_);
   while (step_ < steps) {
     const StepResult result = train_step();
     const StepPlan plan = plan_step(experiment_, step_);
@@ -227,7 +235,7 @@ TrainSummary Trainer::run() {
     if (plan.last) finish_training();  // before the final evaluation and checkpoint
     // SIGTERM leaves KillWait seconds before SIGKILL: the checkpoint goes first.
     // Agreed, not this rank's own signal: evaluation is collective.
-    const bool hurry = stop && terminated_;
+    const bool hurry = stop && (terminated_ || unreadable_);
     const bool best = evaluator_ && plan.evaluate && !hurry && evaluate(plan.last);
     if (plan.last) {
       report_test();
@@ -235,6 +243,7 @@ TrainSummary Trainer::run() {
     }
     if (stop) report_.line(fmt::format("step {}: {}; writing a checkpoint and stopping", step_, stop_reason()));
     if (stop || best || plan.checkpoint) checkpoint(stop || plan.last);
+    if (unreadable_) fail_on_unreadable_data();
     if (stop && preemption_->raised()) report_stop_time();
     if (stop || plan.last) return finish(stop);
   }
@@ -274,6 +283,7 @@ StepResult Trainer::train_step() {
   result.clip = reducer_->optimizer_step(result.lr, e.optimizer.grad_clip);
   ++step_;
   reducer_->after_optimizer_step(step_, data_->epoch_ended());
+  read_ahead();
   if (weight_average_) weight_average_->update(reducer_->evaluation_weights());
   return result;
 }
@@ -286,7 +296,8 @@ bool Trainer::agree_to_stop(const StepResult& result, const StepPlan& plan) {
     signal_noted_ = true;
   }
   // The ranks' losses are averaged there; weighted, uneven shares give the global batch's mean.
-  agreement_->post(step_, {result.loss * batch_.loss_weight(), signalled, preemption_->terminated()});
+  agreement_->post(step_, {result.loss * batch_.loss_weight(), signalled, preemption_->terminated(),
+                          read_ahead_failure_.has_value()});
   // Agreements settle one step late, except where this step's result is needed now.
   for (const AgreedStep& agreed : agreement_->settle_through(plan.needs_agreement_now() ? step_ : step_ - 1)) {
     // Every rank settles the same agreed loss, so every rank stops here, no
@@ -304,8 +315,29 @@ bool Trainer::agree_to_stop(const StepResult& result, const StepPlan& plan) {
     report_.add_loss(agreed.mean_loss);
     if (agreed.stop_requested && !plan.last) stop_requested_ = true;
     if (agreed.terminated && !plan.last) terminated_ = true;
+    if (agreed.unreadable && !plan.last) unreadable_ = true;
   }
-  return stop_requested_ || plan.stop_asked;
+  return stop_requested_ || plan.stop_asked || unreadable_;
+}
+
+void Trainer::read_ahead() {
+  if (read_ahead_failure_) return;  // reported already; the run is stopping
+  const auto steps = static_cast<std::size_t>(std::min<std::int64_t>(2, experiment_.training.steps - step_));
+  read_ahead_failure_ = data_->read_ahead(steps);
+}
+
+void Trainer::fail_on_unreadable_data() {
+  const std::string resume = fmt::format(
+      "; the run stopped after step {} with its checkpoint written: restore the data set (or prepare it again with the "
+      "same tokenizer) and run the same command to resume",
+      step_);
+  try {
+    comm::agree_or_throw(world_.comm(), read_ahead_failure_);
+  } catch (const comm::AgreedError& e) {
+    throw comm::AgreedError(e.what() + resume);
+  }
+  // Unreachable: the rank that voted holds its failure.
+  throw comm::AgreedError("a rank could not read the samples of a coming step" + resume);
 }
 
 bool Trainer::evaluate(bool last) {
@@ -372,6 +404,7 @@ void Trainer::print_sample() {
 }
 
 std::string Trainer::stop_reason() const {
+  if (unreadable_) return "a rank cannot read its samples of a coming step (the error follows)";
   if (!stop_requested_) return fmt::format("training.stop_after = {}", experiment_.training.stop_after);
   // The agreed signal: a rank that saw none itself stops because another did.
   return terminated_ ? "SIGTERM received (SLURM ends the job: preemption, time limit or scancel)"

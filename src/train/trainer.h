@@ -101,6 +101,12 @@ class Trainer {
   // Posts this step's loss and stop request; true when every rank has agreed to stop now.
   bool agree_to_stop(const StepResult& result, const StepPlan& plan);
   [[nodiscard]] std::string stop_reason() const;
+  // Reads the samples of the next two steps not yet read (none past
+  // training.steps), keeping the first failure (read_ahead_failure_).
+  void read_ahead();
+  // After the checkpoint of a run stopped because a rank could not read its
+  // samples: the agreed error naming the shard, on every rank.
+  [[noreturn]] void fail_on_unreadable_data();
   // After a signal's checkpoint: how long it took from the signal, to compare with SLURM's KillWait.
   void report_stop_time();
   // The periodic evaluation, or with `last` the final one; the weight average
@@ -153,6 +159,11 @@ class Trainer {
   bool stop_requested_ = false;  // the last agreed step asked to stop
   bool terminated_ = false;      // ... because SIGTERM reached some rank
   bool signal_noted_ = false;
+  // Samples are read two steps ahead, and a failure travels in the step
+  // agreement (one step late): every rank then learns of it at a step
+  // boundary before the unreadable step, checkpoints and stops.
+  std::optional<std::string> read_ahead_failure_;  // this rank's, the first
+  bool unreadable_ = false;                        // agreed: some rank's read failed
   std::optional<Evaluation> last_eval_;
   std::optional<EvalResult> test_eval_;
 };

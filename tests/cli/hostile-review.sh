@@ -136,24 +136,46 @@ charsmap)
   ;;
 
 shard)
-  cp -r "$data" "$work/data"
-  shard=$(find "$work/data" -name 'train*' -type f | sort | head -1)
-  [[ -n $shard ]] || fail "no training shard in $data"
-  "$hpctrain" train "$repo/jobs/quickstart.toml" "${small[@]}" "${llama[@]}" --set "data.dir=$work/data" --set training.steps=100000 \
-    --set "job.run_dir=$work/run" --set logging.interval=1 >"$work/train.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 200); do
-    grep -q "step .*loss" "$work/train.log" && break
-    sleep 0.1
+  # A shard cut short while a run trains (what `cp` over it does first): the
+  # error names the shard, and the run checkpoints the last step it trained
+  # whole and stops; with the shard back, the same command resumes there.
+  # On one rank, then on two (each rank then learns of the other's failure).
+  for ranks in 1 2; do
+    cp -r "$data" "$work/data$ranks"
+    shard=$(find "$work/data$ranks" -name 'train*' -type f | sort | head -1)
+    [[ -n $shard ]] || fail "no training shard in $data"
+    launch=("$hpctrain")
+    ((ranks == 1)) || launch=("${MPIEXEC:-mpiexec}" -n "$ranks" "$hpctrain")
+    args=(train "$repo/jobs/quickstart.toml" "${small[@]}" "${llama[@]}" --set "data.dir=$work/data$ranks"
+      --set training.steps=100000 --set "job.run_dir=$work/run$ranks" --set logging.interval=1 --set eval.interval=100000)
+    "${launch[@]}" "${args[@]}" >"$work/train$ranks.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do
+      grep -q "step .*loss" "$work/train$ranks.log" && break
+      sleep 0.1
+    done
+    grep -q "step .*loss" "$work/train$ranks.log" || { kill $pid; cat "$work/train$ranks.log"; fail "the run did not start"; }
+    cp "$shard" "$work/whole-shard"
+    truncate -s 1000 "$shard"
+    rc=0
+    wait $pid || rc=$?
+    log=$work/train$ranks.log
+    ((rc != 0 && rc != 135 && rc != 138)) || { tail -5 "$log"; fail "$ranks rank(s): the run ended with status $rc (138 or 135: SIGBUS)"; }
+    ((ranks > 1 || rc == 1)) || { tail -5 "$log"; fail "the run ended with status $rc, not 1"; }
+    grep -Eq "error: (ranks? [0-9, -]+: )?$shard: ends before byte [0-9]* of the [0-9]* it held when the run opened it" "$log" ||
+      { tail -5 "$log"; fail "$ranks rank(s): the error does not name the shard"; }
+    stopped=$(grep -o 'step [0-9]*: a rank cannot read its samples of a coming step' "$log" | grep -o '[0-9]*' | head -1 || true)
+    [[ -n $stopped ]] || { tail -5 "$log"; fail "$ranks rank(s): no 'writing a checkpoint and stopping' at a step"; }
+    grep -q "the run stopped after step $stopped with its checkpoint written" "$log" || { tail -3 "$log"; fail "the error does not say how to resume"; }
+    ckpt=$work/run$ranks/checkpoints/step-$(printf '%08d' "$stopped").h5
+    [[ -f $ckpt ]] || { ls "$work/run$ranks/checkpoints"; fail "$ranks rank(s): no checkpoint of step $stopped"; }
+    echo "ok: $ranks rank(s): a shard cut short at step $stopped: $(grep -m1 -o 'error: .*ends before byte [0-9]*' "$log"); checkpoint $(basename "$ckpt") written, exit $rc"
+    # The shard back: the same command resumes from that checkpoint.
+    cp "$work/whole-shard" "$shard"
+    run "$work/resume$ranks.log" "${launch[@]}" "${args[@]}" --set training.stop_after=$((stopped + 2))
+    grep -q "resumed from $ckpt at step $stopped " "$work/resume$ranks.log" || { tail -5 "$work/resume$ranks.log"; fail "no resume from step $stopped"; }
+    echo "ok: $ranks rank(s): with the shard back, the run resumes at step $stopped"
   done
-  grep -q "step .*loss" "$work/train.log" || { kill $pid; cat "$work/train.log"; fail "the run did not start"; }
-  truncate -s 1000 "$shard"  # what `cp` over it does first
-  rc=0
-  wait $pid || rc=$?
-  ((rc == 1)) || { tail -5 "$work/train.log"; fail "the run ended with status $rc (138 or 135: SIGBUS), not 1"; }
-  grep -q "error: $shard: ends before byte [0-9]* of the [0-9]* it held when the run opened it" "$work/train.log" ||
-    { tail -5 "$work/train.log"; fail "the error does not name the shard"; }
-  echo "ok: a shard cut short while the run trained: $(grep -m1 error "$work/train.log")"
   ;;
 
 nonfinite)
@@ -213,9 +235,29 @@ sizes)
     -e 's/"intermediate_size": [0-9]*/"intermediate_size": 13824/' -e 's/"num_attention_heads": 2/"num_attention_heads": 40/' \
     -e 's/"num_key_value_heads": 1/"num_key_value_heads": 40/' -e 's/"head_dim": 16/"head_dim": 128/' "$big/config.json"
   start=$(date +%s)
-  refused "model: llama with d_model 5120, n_layer 40, n_head 40, d_ff 13824, .* has about 1.27e.10 parameters, .* GB of float32 weights alone, more than this machine's" \
+  refused "$big/model.safetensors: tensor model.embed_tokens.weight: shape \[[0-9]*, 32\], and hpctrain's tok_emb.weight is \[[0-9]*, 5120\]" \
     "$hpctrain" eval "$big" --set "data.dir=$data"
   (($(date +%s) - start < 20)) || fail "the refusal took $(($(date +%s) - start)) s"
+  # A shape this machine could build (0.8 GB of weights) beside the same
+  # 0.3 MB file: refused from the file's headers before the model is built,
+  # as the memory the command took shows (the model alone is 800 MB).
+  mid=$work/mid
+  cp -r "$work/m/hf" "$mid"
+  sed -i -e 's/"hidden_size": 32/"hidden_size": 1024/' -e 's/"num_hidden_layers": 1/"num_hidden_layers": 16/' \
+    -e 's/"intermediate_size": [0-9]*/"intermediate_size": 2816/' -e 's/"num_attention_heads": 2/"num_attention_heads": 16/' \
+    -e 's/"num_key_value_heads": 1/"num_key_value_heads": 16/' -e 's/"head_dim": 16/"head_dim": 64/' "$mid/config.json"
+  peak=$(python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[2:], stdout=open(sys.argv[1], "w"), stderr=subprocess.STDOUT)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$mid.log" "$hpctrain" eval "$mid" --set "data.dir=$data")
+  grep -q "error: $mid/model.safetensors: tensor model.embed_tokens.weight: shape \[[0-9]*, 32\]" "$mid.log" ||
+    { cat "$mid.log"; fail "a 0.8 GB shape beside a 0.3 MB file was not refused by its tensors' shapes"; }
+  ((peak < 500)) || fail "the refusal of a 0.8 GB shape took $peak MB: the model was built before the file was read"
+  echo "ok: a 0.8 GB config.json beside a 0.3 MB file refused from the headers, the command's peak memory $peak MB"
+  # The memory guard, for a model's own experiment (no file to compare with).
+  refused "model: llama with d_model 5120, n_layer 40, n_head 40, d_ff 13824, .* has about 1.27e.10 parameters, .* GB of float32 weights alone, more than this machine's" \
+    "$hpctrain" train "$repo/jobs/quickstart.toml" "${llama[@]}" --set model.d_model=5120 --set model.n_layer=40 \
+    --set model.n_head=40 --set model.n_kv_head=40 --set model.d_ff=13824 --set "data.dir=$data" --set "job.run_dir=$work/big-run"
   refused "model: gpt with d_model 16384, n_layer 96" \
     "$hpctrain" plan "$repo/jobs/quickstart.toml" --set model.kind=gpt --set model.d_model=16384 --set model.n_layer=96 \
     --set model.n_head=128 --set "data.dir=$data"
@@ -292,6 +334,21 @@ outputs)
   grep -q "resumed from $ckpts/step-00000004.h5 at step 4" "$work/resume.log" ||
     { cat "$work/resume.log"; fail "the run did not resume from step 4"; }
   echo "ok: a checkpoint copied under a later step's name is skipped; the run resumed from step 4 and finished"
+  # A fine-tune whose model.init_from directory is gone (a requeued job whose
+  # base model was on node-local scratch) resumes from its own checkpoint;
+  # eval reads the run; a new run naming the gone directory is refused.
+  cp -r "$work/g/hf" "$work/scratch-base"
+  ft=(train "$repo/jobs/finetune.toml" --set "model.init_from=$work/scratch-base" --set "data.dir=$work/ft-data"
+    --set data.seq_len=64 --set training.steps=6 --set checkpoint.interval=2 --set eval.interval=0 --set eval.samples=16
+    --set eval.final=sample --set eval.test=false --set eval.sample_tokens=0)
+  run "$work/ft1.log" "$hpctrain" "${ft[@]}" --set "job.run_dir=$work/ft" --set training.stop_after=2
+  rm -r "$work/scratch-base"
+  run "$work/ft2.log" "$hpctrain" "${ft[@]}" --set "job.run_dir=$work/ft"
+  grep -q "resumed from $work/ft/checkpoints/step-00000002.h5 at step 2" "$work/ft2.log" ||
+    { cat "$work/ft2.log"; fail "the fine-tune did not resume once its base model was gone"; }
+  run "$work/ft-eval.log" "$hpctrain" eval "$work/ft" --set "data.dir=$work/ft-data"
+  echo "ok: a fine-tune resumed at step 2 and finished after its model.init_from directory was removed; eval read it"
+  refused "$work/scratch-base" "$hpctrain" "${ft[@]}" --set "job.run_dir=$work/ft-new"
   ;;
 *) fail "unknown class" ;;
 esac

@@ -30,6 +30,7 @@ class Recording final : public TrainingData {
  public:
   explicit Recording(std::unique_ptr<TrainingData> inner) : inner_(std::move(inner)) {}
   void begin_step() override { inner_->begin_step(); }
+  [[nodiscard]] std::optional<std::string> read_ahead(std::size_t steps) override { return inner_->read_ahead(steps); }
   [[nodiscard]] Batch micro_batch(std::size_t offset, std::size_t count) const override {
     Batch b = inner_->micro_batch(offset, count);
     batches.push_back(b);

@@ -85,10 +85,11 @@ void check_shapes(const ckpt_file::HfWeights& weights, const config::HfModelConf
     const std::string stored = stored_name(weights, name.hf);
     const auto [file, entry] = weights.find(stored);
     if (entry == nullptr || entry->shape == ours.at(name.ours)) continue;
-    throw CheckpointError(fmt::format("{}: tensor {}: shape [{}], and {} ties it to hpctrain's {} of [{}] "
-                                      "(tie_word_embeddings)",
-                                      file->name(), support::printable(stored), fmt::join(entry->shape, ", "), hf.file,
-                                      name.ours, fmt::join(ours.at(name.ours), ", ")));
+    throw CheckpointError(
+        fmt::format("{}: tensor {}: shape [{}], and {} ties it to hpctrain's {} of [{}] "
+                    "(tie_word_embeddings)",
+                    file->name(), support::printable(stored), fmt::join(entry->shape, ", "), hf.file, name.ours,
+                    fmt::join(ours.at(name.ours), ", ")));
   }
   if (config.kind == config::ModelKind::kBert) {
     const std::string stored = stored_name(weights, kBertTokenTypes);

@@ -64,8 +64,7 @@ std::vector<HfTensorName> hf_layout(const config::ModelConfig& model);
 // headers with it before the model is built, so a config.json that asks for
 // gigabytes its weights file does not hold is refused before they are
 // allocated. Throws std::logic_error for a name hf_layout never gives.
-std::vector<std::int64_t> hf_shape(const HfTensorName& name, const config::ModelConfig& model,
-                                   std::int64_t vocab_size);
+std::vector<std::int64_t> hf_shape(const HfTensorName& name, const config::ModelConfig& model, std::int64_t vocab_size);
 
 // The tied tensors a file of this model may also hold.
 std::vector<HfTiedName> hf_tied(const config::ModelConfig& model);

@@ -13,7 +13,7 @@ namespace hpctrain::ckpt_file {
 
 // Bumped when the layout changes; readers refuse newer files and still read
 // the older ones.
-constexpr std::int64_t kFormatVersion = 7;
+constexpr std::int64_t kFormatVersion = 8;
 // Format 1 held the weights only; from 2 on a checkpoint can resume training.
 constexpr std::int64_t kFirstTrainingStateFormat = 2;
 

@@ -53,6 +53,7 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
   p.bucket_cap_mb = section.number("bucket_cap_mb", p.bucket_cap_mb, 0.001, 1e5);
   p.overlap = section.boolean("overlap", p.overlap);
   p.bf16_compression = section.boolean("bf16_compression", p.bf16_compression);
+  p.gradient_wire = section.choice("gradient_wire", p.gradient_wire);
   p.zero = static_cast<int>(section.integer("zero", p.zero, 0, 1));
   p.check_replicas_every = section.integer("check_replicas_every", p.check_replicas_every, 0, kNoLimit);
   p.sync_steps = section.integer("sync_steps", p.sync_steps, 0, kNoLimit);
@@ -70,6 +71,18 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
   if (p.zero == 1 && p.reducer != ReducerKind::kDdp) {
     throw ConfigError(fmt::format("{}: parallel.zero = 1 shards DDP's optimizer; it needs parallel.reducer = \"ddp\"",
                                   section.origins({{"parallel", "zero"}, {"parallel", "reducer"}})));
+  }
+  if (p.gradient_wire != MergeWireKind::kFp32 &&
+      (p.reducer != ReducerKind::kDdp || p.zero == 1 || p.bf16_compression)) {
+    throw ConfigError(fmt::format(
+        "{}: parallel.gradient_wire = \"{}\" is how DDP's gradient buckets travel (allreduce): it needs "
+        "parallel.reducer = \"ddp\", parallel.zero = 0 and no parallel.bf16_compression (DDAP's synchronous steps "
+        "take parallel.sync_wire)",
+        section.origins({{"parallel", "gradient_wire"},
+                         {"parallel", "reducer"},
+                         {"parallel", "zero"},
+                         {"parallel", "bf16_compression"}}),
+        name_of(p.gradient_wire)));
   }
   if (p.sync_steps > 0 && p.reducer != ReducerKind::kDdap) {
     throw ConfigError(

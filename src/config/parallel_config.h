@@ -53,8 +53,11 @@ struct ParallelConfig {
   // ddp
   double first_bucket_mb = 1;
   double bucket_cap_mb = 25;
-  bool overlap = true;                      // allreduce buckets during backward
-  bool bf16_compression = false;            // gradients travel as bf16
+  bool overlap = true;            // allreduce buckets during backward
+  bool bf16_compression = false;  // gradients travel as bf16
+  // Or int8, int4 or int2 with error feedback, through the codec of DDAP's
+  // wires (reduce/quantized_gradient_wire.h); not with ZeRO-1.
+  MergeWireKind gradient_wire = MergeWireKind::kFp32;
   int zero = 0;                             // 1: ZeRO-1, the optimizer state sharded over the ranks
   std::int64_t check_replicas_every = 100;  // steps; 0 turns the divergence check off
   // ddap

@@ -8,6 +8,7 @@
 #include <torch/utils.h>
 
 #include "ckpt/checkpoint.h"
+#include "reduce/ddp_residuals.h"
 #include "reduce/replica_check.h"
 #include "reduce/replica_state.h"
 
@@ -136,6 +137,7 @@ void DdpReducer::after_optimizer_step(std::int64_t step, bool /*epoch_end*/) {
 }
 
 void DdpReducer::save(ckpt::Snapshot& snapshot) {
+  save_ddp_residual(snapshot, wire_->residual(), control_);  // every rank's own, where the codec keeps one
   if (shard_) {
     // ZeRO-1 gathers its moments over the gradients' communicator (it
     // reaches their device); that is a checkpoint's traffic, not training's.
@@ -156,6 +158,11 @@ void DdpReducer::load(const ckpt::CheckpointReader& checkpoint) {
     shard_->load(checkpoint);
   } else {
     load_replica(checkpoint, "model", "optimizer", model_, optimizer_);
+  }
+  if (parallel_.gradient_wire != config::MergeWireKind::kFp32) {
+    std::int64_t numel = 0;
+    for (const auto& bucket : buckets_) numel += bucket.flat.numel();
+    wire_->set_residual(load_ddp_residual(checkpoint, numel, control_.rank(), control_.size()));
   }
 }
 

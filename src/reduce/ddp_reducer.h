@@ -77,6 +77,11 @@ class DdpReducer final : public Reducer {
   void save(ckpt::Snapshot& snapshot) override;
   void load(const ckpt::CheckpointReader& checkpoint) override;
   [[nodiscard]] std::vector<std::string> incompatibilities(const ckpt_file::CheckpointInfo& info) const override;
+  [[nodiscard]] std::string on_other_world_size() const override {
+    return parallel_.gradient_wire == config::MergeWireKind::kFp32
+               ? std::string()
+               : "the ranks' gradient residuals (error feedback) summed and shared equally by this run's ranks";
+  }
 
   [[nodiscard]] std::size_t bucket_count() const { return buckets_.size(); }
   // Bytes of AdamW moments this rank holds (or, before the first step, will):

@@ -11,8 +11,10 @@
 //                   (ZeRO-1, whose optimizer steps only that shard:
 //                   optimizer_shard.h);
 //
-// each in fp32, or in bf16 (half the bytes; the sum is rounded to bf16). A
-// further exchange (quantized, sparse) is one more strategy here.
+// each in fp32, or in bf16 (half the bytes; the sum is rounded to bf16);
+//   quantized       int8, int4 or int2 with error feedback, through the codec
+//                   DDAP's merges use (quantized_gradient_wire.h), allreduce
+//                   only.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -47,12 +49,17 @@ class GradientWire {
   // Where bucket `bucket`'s sum lies after reduce(): the whole flat buffer
   // (allreduce), or this rank's shard of it (reduce-scatter).
   [[nodiscard]] virtual const at::Tensor& summed(std::size_t bucket) const = 0;
+  // A lossy codec's error feedback: what this rank's sends have left out so
+  // far, every bucket's in bucket order, fp32 and flat (undefined where the
+  // wire keeps none, or nothing is owed yet); a checkpoint keeps it.
+  [[nodiscard]] virtual at::Tensor residual() const { return {}; }
+  virtual void set_residual(const at::Tensor& /*residual*/) {}
 
  protected:
   GradientWire() = default;
 };
 
-// The strategy [parallel] asks for (zero, bf16_compression), over `comm`.
+// The strategy [parallel] asks for (zero, bf16_compression, gradient_wire), over `comm`.
 std::unique_ptr<GradientWire> make_gradient_wire(const config::ParallelConfig& parallel, comm::Communicator& comm);
 
 }  // namespace hpctrain::reduce

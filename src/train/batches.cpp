@@ -4,8 +4,8 @@
 
 namespace hpctrain::train {
 
-at::Tensor read_samples(const data::TokenDataset& dataset, const std::vector<std::uint64_t>& indices,
-                        std::size_t begin, std::size_t count) {
+at::Tensor read_samples(const data::TokenDataset& dataset, const std::vector<std::uint64_t>& indices, std::size_t begin,
+                        std::size_t count) {
   const auto t = static_cast<std::int64_t>(dataset.seq_len());
   torch::Tensor samples = torch::empty({static_cast<std::int64_t>(count), t + 1}, torch::kInt64);
   auto* data = samples.data_ptr<std::int64_t>();

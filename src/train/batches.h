@@ -19,8 +19,8 @@ struct Batch {
 
 // The samples `indices[begin, begin + count)` as read from the data set:
 // [count, T + 1] int64. Throws DataError where a shard no longer holds them.
-at::Tensor read_samples(const data::TokenDataset& dataset, const std::vector<std::uint64_t>& indices,
-                        std::size_t begin, std::size_t count);
+at::Tensor read_samples(const data::TokenDataset& dataset, const std::vector<std::uint64_t>& indices, std::size_t begin,
+                        std::size_t count);
 
 // Rows [begin, begin + count) of `samples` (read_samples of all `indices`)
 // as a batch; `epoch` varies the MLM masking between epochs, and a sample's

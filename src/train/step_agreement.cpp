@@ -8,11 +8,10 @@ StepAgreement::~StepAgreement() {
 }
 
 void StepAgreement::post(std::int64_t step, const StepVote& vote) {
-  auto p = std::make_unique<Pending>(
-      Pending{step,
-              {static_cast<float>(vote.loss), vote.stop ? 1.0F : 0.0F, vote.terminated ? 1.0F : 0.0F,
-               vote.unreadable ? 1.0F : 0.0F},
-              nullptr});
+  auto p = std::make_unique<Pending>(Pending{step,
+                                             {static_cast<float>(vote.loss), vote.stop ? 1.0F : 0.0F,
+                                              vote.terminated ? 1.0F : 0.0F, vote.unreadable ? 1.0F : 0.0F},
+                                             nullptr});
   p->work = comm_.allreduce_async(p->values.data(), p->values.size(), comm::DType::kFloat32, comm::ReduceOp::kSum);
   pending_.push_back(std::move(p));
 }
@@ -22,8 +21,8 @@ std::vector<AgreedStep> StepAgreement::settle_through(std::int64_t step) {
   while (!pending_.empty() && pending_.front()->step <= step) {
     Pending& p = *pending_.front();
     p.work->wait();
-    settled.push_back({p.step, static_cast<double>(p.values[0]) / comm_.size(), p.values[1] > 0, p.values[2] > 0,
-                       p.values[3] > 0});
+    settled.push_back(
+        {p.step, static_cast<double>(p.values[0]) / comm_.size(), p.values[1] > 0, p.values[2] > 0, p.values[3] > 0});
     pending_.pop_front();
   }
   return settled;

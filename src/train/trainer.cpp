@@ -297,7 +297,7 @@ bool Trainer::agree_to_stop(const StepResult& result, const StepPlan& plan) {
   }
   // The ranks' losses are averaged there; weighted, uneven shares give the global batch's mean.
   agreement_->post(step_, {result.loss * batch_.loss_weight(), signalled, preemption_->terminated(),
-                          read_ahead_failure_.has_value()});
+                           read_ahead_failure_.has_value()});
   // Agreements settle one step late, except where this step's result is needed now.
   for (const AgreedStep& agreed : agreement_->settle_through(plan.needs_agreement_now() ? step_ : step_ - 1)) {
     // Every rank settles the same agreed loss, so every rank stops here, no

@@ -70,9 +70,9 @@ class TokenData final : public TrainingData {
   // One step's share: drawn from the sampler, then read.
   struct StepSamples {
     std::vector<std::uint64_t> indices;
-    std::uint64_t epoch = 0;       // MLM masking varies with it
-    data::SamplerState after;      // the sampler's position once the step is taken
-    at::Tensor samples;            // [indices, T + 1]; undefined until read
+    std::uint64_t epoch = 0;   // MLM masking varies with it
+    data::SamplerState after;  // the sampler's position once the step is taken
+    at::Tensor samples;        // [indices, T + 1]; undefined until read
   };
   [[nodiscard]] StepSamples draw();
   void read(StepSamples& step) const;

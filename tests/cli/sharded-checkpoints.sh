@@ -38,7 +38,7 @@ fi
 [[ -f $ckpts/step-00000008.shards/rank-00001.h5 && ! -e $ckpts/step-00000008.h5 ]] ||
   { ls -R "$ckpts"; fail "rank 1's shard of step 8 is not on disk, or step 8 has an index"; }
 "$hpctrain" ckpt verify "$run" >"$work/verify-killed.out" || { cat "$work/verify-killed.out"; fail "ckpt verify $run"; }
-[[ $(grep -c '^OK' "$work/verify-killed.out") == 1 ]] && grep -q "^OK   $ckpts/step-00000004.h5 (format 7" "$work/verify-killed.out" ||
+[[ $(grep -c '^OK' "$work/verify-killed.out") == 1 ]] && grep -q "^OK   $ckpts/step-00000004.h5 (format 8" "$work/verify-killed.out" ||
   { cat "$work/verify-killed.out"; fail "ckpt verify does not list step 4 alone"; }
 echo "ok: rank 1 killed after its shard of step 8; step 8 has no index, and the run verifies with step 4"
 

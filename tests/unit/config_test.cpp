@@ -1,5 +1,6 @@
 // The experiment schema: defaults, overrides, and errors located at
 // file:line:column (or at the --set that caused them).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -134,6 +135,18 @@ TEST_F(ConfigTest, ASyncWireNeedsDdapsSynchronousSteps) {
   EXPECT_NE(none.find(":3:"), std::string::npos) << none;  // where sync_wire is set
   const std::string ddp = error_of("[parallel]\nsync_wire = \"int8\"\n");
   EXPECT_NE(ddp.find("needs parallel.reducer = \"ddap\" and parallel.sync_steps > 0"), std::string::npos) << ddp;
+}
+
+// DDP's gradient wire: the codecs of DDAP's wires, for DDP's allreduce only.
+TEST_F(ConfigTest, AGradientWireIsDdpsAllreduce) {
+  EXPECT_EQ(load_experiment(write("[parallel]\ngradient_wire = \"int4\"\n")).parallel.gradient_wire,
+            MergeWireKind::kInt4);
+  EXPECT_EQ(load_experiment(write("")).parallel.gradient_wire, MergeWireKind::kFp32);
+  for (const char* other : {"reducer = \"ddap\"", "zero = 1", "bf16_compression = true"}) {
+    const std::string error = error_of(fmt::format("[parallel]\n{}\ngradient_wire = \"int8\"\n", other));
+    EXPECT_NE(error.find("parallel.gradient_wire = \"int8\" is how DDP's gradient buckets travel"), std::string::npos)
+        << other << ": " << error;
+  }
 }
 
 // Streaming merges: DDAP's, at most one fragment a step, one in flight, the

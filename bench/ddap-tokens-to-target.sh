@@ -20,12 +20,15 @@
 # A CONFIG is NAME=OVERRIDES, e.g. 'sync100=--set parallel.reducer=ddap
 # --set parallel.sync_steps=100'; without any, the default set below. "ddp"
 # is always run first: it sets the target. About 3 minutes a configuration
-# on 2 cores.
+# on 2 cores. --ddp-only runs DDP alone (a learning-rate sweep of the
+# synchronous baseline: one OUT per --lr). A run already finished in OUT
+# (its commit.txt written) is kept, not run again, so a sweep split into
+# parts across sessions goes on where the last part stopped.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${HPCT_BUILD:-$repo/build}
 out=$repo/bench/results/ddap-tokens-to-target
-steps=400 lr=1e-3
+steps=400 lr=1e-3 ddp_only=
 # The model every run here was measured with: the quickstart's shape as a GPT
 # on whole files (L4 d128), as it was until the quickstart became a Llama
 # whose documents start at top-level definitions; pinned so that runs made
@@ -42,12 +45,13 @@ while (($#)); do
     --out) out=${2:?}; shift 2 ;;
     --steps) steps=${2:?}; shift 2 ;;
     --lr) lr=${2:?}; shift 2 ;;
+    --ddp-only) ddp_only=1; shift ;;
     *) break ;;
   esac
 done
 diloco="--set parallel.reducer=ddap --set parallel.merge=diloco --set parallel.merge_every=16"
 configs=("$@")
-((${#configs[@]})) || configs=("diloco-H16=$diloco" "diloco-H16-sync50=$diloco --set parallel.sync_steps=50"
+((${#configs[@]})) || [[ -n $ddp_only ]] || configs=("diloco-H16=$diloco" "diloco-H16-sync50=$diloco --set parallel.sync_steps=50"
   "diloco-H16-sync100=$diloco --set parallel.sync_steps=100")
 configs=("ddp=--set parallel.reducer=ddp" "${configs[@]}")
 mkdir -p "$out"
@@ -56,6 +60,10 @@ data=$out/data
   { cat "$out/prepare.log"; exit 1; }
 for config in "${configs[@]}"; do
   name=${config%%=*} settings=${config#*=}
+  if [[ -f $out/$name/commit.txt ]]; then
+    echo "$name: finished already ($(cat "$out/$name/commit.txt")), kept"
+    continue
+  fi
   rm -rf "${out:?}/$name"
   echo "$name: $settings"
   # shellcheck disable=SC2086  # the configuration's --set pairs

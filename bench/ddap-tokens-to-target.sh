@@ -23,12 +23,13 @@
 # on 2 cores. --ddp-only runs DDP alone (a learning-rate sweep of the
 # synchronous baseline: one OUT per --lr). A run already finished in OUT
 # (its commit.txt written) is kept, not run again, so a sweep split into
-# parts across sessions goes on where the last part stopped.
+# parts across sessions goes on where the last part stopped. --data DIR: the
+# prepared data set there (made if absent), shared by the sweep's OUTs.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${HPCT_BUILD:-$repo/build}
 out=$repo/bench/results/ddap-tokens-to-target
-steps=400 lr=1e-3 ddp_only=
+steps=400 lr=1e-3 ddp_only= data=
 # The model every run here was measured with: the quickstart's shape as a GPT
 # on whole files (L4 d128), as it was until the quickstart became a Llama
 # whose documents start at top-level definitions; pinned so that runs made
@@ -46,6 +47,7 @@ while (($#)); do
     --steps) steps=${2:?}; shift 2 ;;
     --lr) lr=${2:?}; shift 2 ;;
     --ddp-only) ddp_only=1; shift ;;
+    --data) data=${2:?}; shift 2 ;;
     *) break ;;
   esac
 done
@@ -55,7 +57,7 @@ configs=("$@")
   "diloco-H16-sync100=$diloco --set parallel.sync_steps=100")
 configs=("ddp=--set parallel.reducer=ddp" "${configs[@]}")
 mkdir -p "$out"
-data=$out/data
+data=${data:-$out/data}
 "$build/hpctrain" prepare "$experiment" --set "data.dir=$data" "${model_settings[@]}" >"$out/prepare.log" 2>&1 ||
   { cat "$out/prepare.log"; exit 1; }
 for config in "${configs[@]}"; do

@@ -166,9 +166,9 @@ void run_plan(const std::string& experiment_file, const std::vector<std::string>
     // A DDAP local step (no merge within the measurement) is the step with no
     // communication at all; DDP's step is the experiment's own.
     std::vector<std::string> local = settings;
-    for (const char* s :
-         {"parallel.reducer=ddap", "parallel.zero=0", "parallel.merge_mode=blocking", "parallel.merge_every=1000000000",
-          "parallel.sync_steps=0", "parallel.sync_wire=fp32", "parallel.merge_fragments=1"}) {
+    for (const char* s : {"parallel.reducer=ddap", "parallel.zero=0", "parallel.merge_mode=blocking",
+                          "parallel.merge_every=1000000000", "parallel.sync_steps=0", "parallel.sync_wire=fp32",
+                          "parallel.merge_fragments=1", "parallel.gradient_wire=fp32"}) {
       local.emplace_back(s);
     }
     // DDAP wants a sample on every rank; DDP's extra ranks would stand in with

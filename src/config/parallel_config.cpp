@@ -72,7 +72,7 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
     throw ConfigError(fmt::format("{}: parallel.zero = 1 shards DDP's optimizer; it needs parallel.reducer = \"ddp\"",
                                   section.origins({{"parallel", "zero"}, {"parallel", "reducer"}})));
   }
-  if (p.gradient_wire != MergeWireKind::kFp32 &&
+  if (p.gradient_wire != WireCodec::kFp32 &&
       (p.reducer != ReducerKind::kDdp || p.zero == 1 || p.bf16_compression)) {
     throw ConfigError(fmt::format(
         "{}: parallel.gradient_wire = \"{}\" is how DDP's gradient buckets travel (allreduce): it needs "
@@ -89,18 +89,18 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
         fmt::format("{}: parallel.sync_steps starts DDAP with synchronous steps; DDP's steps are all synchronous",
                     section.origins({{"parallel", "sync_steps"}, {"parallel", "reducer"}})));
   }
-  if (p.sync_wire != MergeWireKind::kFp32 && (p.reducer != ReducerKind::kDdap || p.sync_steps == 0)) {
+  if (p.sync_wire != WireCodec::kFp32 && (p.reducer != ReducerKind::kDdap || p.sync_steps == 0)) {
     throw ConfigError(
         fmt::format("{}: parallel.sync_wire is how DDAP's synchronous steps' gradients travel; it "
                     "needs parallel.reducer = \"ddap\" and parallel.sync_steps > 0",
                     section.origins({{"parallel", "sync_wire"}, {"parallel", "sync_steps"}})));
   }
-  if (p.merge_wire != MergeWireKind::kFp32 && p.reducer != ReducerKind::kDdap) {
+  if (p.merge_wire != WireCodec::kFp32 && p.reducer != ReducerKind::kDdap) {
     throw ConfigError(
         fmt::format("{}: parallel.merge_wire is how DDAP's merges travel; it needs parallel.reducer = \"ddap\"",
                     section.origins({{"parallel", "merge_wire"}, {"parallel", "reducer"}})));
   }
-  if (p.merge_wire != MergeWireKind::kFp32 && p.merge == MergeKind::kTies) {
+  if (p.merge_wire != WireCodec::kFp32 && p.merge == MergeKind::kTies) {
     throw ConfigError(fmt::format(
         "{}: parallel.merge_wire = \"{}\" carries the mean of the ranks' updates; merge = \"ties\" needs each "
         "rank's signs (use average or diloco)",

@@ -13,7 +13,10 @@ class SectionReader;
 enum class ReducerKind { kDdp, kDdap };
 enum class MergeKind { kAverage, kTies, kDiloco };
 enum class MergeMode { kBlocking, kOverlapped };
-enum class MergeWireKind { kFp32, kInt8, kInt4, kInt2 };
+// How an exchange's values travel (reduce/value_codec.h): as they are, or
+// encoded with error feedback. DDP's buckets, DDAP's synchronous steps and
+// DDAP's merges each choose one.
+enum class WireCodec { kFp32, kBf16, kInt8, kInt4, kInt2 };
 // What a rank does between two polls of a pending collective (docs/bootstrap.md).
 enum class CommWait { kSpin, kYield, kSleep };
 
@@ -33,11 +36,12 @@ struct ChoiceTable<MergeMode> {
       {{"blocking", MergeMode::kBlocking}, {"overlapped", MergeMode::kOverlapped}}};
 };
 template <>
-struct ChoiceTable<MergeWireKind> {
-  static constexpr std::array<Choice<MergeWireKind>, 4> entries{{{"fp32", MergeWireKind::kFp32},
-                                                                 {"int8", MergeWireKind::kInt8},
-                                                                 {"int4", MergeWireKind::kInt4},
-                                                                 {"int2", MergeWireKind::kInt2}}};
+struct ChoiceTable<WireCodec> {
+  static constexpr std::array<Choice<WireCodec>, 5> entries{{{"fp32", WireCodec::kFp32},
+                                                             {"bf16", WireCodec::kBf16},
+                                                             {"int8", WireCodec::kInt8},
+                                                             {"int4", WireCodec::kInt4},
+                                                             {"int2", WireCodec::kInt2}}};
 };
 template <>
 struct ChoiceTable<CommWait> {
@@ -55,18 +59,18 @@ struct ParallelConfig {
   double bucket_cap_mb = 25;
   bool overlap = true;            // allreduce buckets during backward
   bool bf16_compression = false;  // gradients travel as bf16
-  // Or int8, int4 or int2 with error feedback, through the codec of DDAP's
-  // wires (reduce/quantized_gradient_wire.h); not with ZeRO-1.
-  MergeWireKind gradient_wire = MergeWireKind::kFp32;
+  // Or bf16, int8, int4 or int2 with error feedback, through the codec and
+  // collective of DDAP's wires (reduce/encoded_gradient_wire.h); not with ZeRO-1.
+  WireCodec gradient_wire = WireCodec::kFp32;
   int zero = 0;                             // 1: ZeRO-1, the optimizer state sharded over the ranks
   std::int64_t check_replicas_every = 100;  // steps; 0 turns the divergence check off
   // ddap
   // Steps trained synchronously first (gradients averaged every step, as DDP
   // does) before the local steps and merges begin: post-local SGD's warm start.
   std::int64_t sync_steps = 0;
-  // How those steps' gradients travel: fp32, or int8, int4 or int2 with error
-  // feedback (the merge wires' quantization, reduce/quantized_merge_wire.h).
-  MergeWireKind sync_wire = MergeWireKind::kFp32;
+  // How those steps' gradients travel: fp32, or bf16, int8, int4 or int2 with error
+  // feedback (the merge wires' quantization, reduce/encoded_mean_wire.h).
+  WireCodec sync_wire = WireCodec::kFp32;
   std::int64_t merge_every = 16;  // H, counted from the end of the synchronous steps
   MergeKind merge = MergeKind::kAverage;
   MergeMode merge_mode = MergeMode::kBlocking;
@@ -75,8 +79,8 @@ struct ParallelConfig {
   // Streaming: the model merges in this many fragments, one every H/P steps
   // on a staggered schedule (reduce/merge_fragments.h).
   std::int64_t merge_fragments = 1;
-  // How the outer gradients travel: fp32, or int8, int4 or int2 with error feedback (reduce/merge_wire.h).
-  MergeWireKind merge_wire = MergeWireKind::kFp32;
+  // How the outer gradients travel: fp32, or bf16, int8, int4 or int2 with error feedback (reduce/merge_wire.h).
+  WireCodec merge_wire = WireCodec::kFp32;
   double outer_lr = 0.7;        // diloco
   double outer_momentum = 0.9;  // diloco
 

@@ -18,9 +18,8 @@ DdapReducer::DdapReducer(const config::ParallelConfig& parallel, model::Language
       rule_(MergeRule::of(parallel)),
       fragments_(parameter_sizes(model), parallel.merge_fragments, parallel.merge_every),
       wire_(make_merge_wire(parallel, rule_, merges.size())),
-      sync_wire_(parallel.sync_wire == config::MergeWireKind::kFp32
-                     ? nullptr
-                     : make_quantized_wire(parallel.sync_wire, merges.size())),
+      sync_wire_(parallel.sync_wire == config::WireCodec::kFp32 ? nullptr
+                                                                : make_encoded_wire(parallel.sync_wire, merges.size())),
       overlapped_(parallel.merge_mode == config::MergeMode::kOverlapped),
       owned_(std::move(owned)),
       comm_(merges),

@@ -29,7 +29,7 @@
 //             merges begin after step N, H counted from there (post-local SGD:
 //             local steps lose least once the model is past its first phase).
 // sync_wire:  how those steps' gradients travel: fp32 (one allreduce), or
-//             int8, int4 or int2 through the merge wires' quantization, with error
+//             bf16, int8, int4 or int2 through the merge wires' codecs, with error
 //             feedback: each rank adds what its last step's rounding left
 //             out to its next step's gradient; the residual is dropped when
 //             the synchronous steps end.

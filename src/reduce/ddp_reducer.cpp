@@ -159,7 +159,7 @@ void DdpReducer::load(const ckpt::CheckpointReader& checkpoint) {
   } else {
     load_replica(checkpoint, "model", "optimizer", model_, optimizer_);
   }
-  if (parallel_.gradient_wire != config::MergeWireKind::kFp32) {
+  if (parallel_.gradient_wire != config::WireCodec::kFp32) {
     std::int64_t numel = 0;
     for (const auto& bucket : buckets_) numel += bucket.flat.numel();
     wire_->set_residual(load_ddp_residual(checkpoint, numel, control_.rank(), control_.size()));

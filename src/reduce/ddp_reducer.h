@@ -78,7 +78,7 @@ class DdpReducer final : public Reducer {
   void load(const ckpt::CheckpointReader& checkpoint) override;
   [[nodiscard]] std::vector<std::string> incompatibilities(const ckpt_file::CheckpointInfo& info) const override;
   [[nodiscard]] std::string on_other_world_size() const override {
-    return parallel_.gradient_wire == config::MergeWireKind::kFp32
+    return parallel_.gradient_wire == config::WireCodec::kFp32
                ? std::string()
                : "the ranks' gradient residuals (error feedback) summed and shared equally by this run's ranks";
   }

@@ -1,5 +1,5 @@
 // DDP's error-feedback residuals in a checkpoint (a quantized
-// parallel.gradient_wire: quantized_gradient_wire.h). Each rank's residual is
+// parallel.gradient_wire: encoded_gradient_wire.h). Each rank's residual is
 // its own state, so a resume at the same world size continues bit for bit:
 // "ddp_residual/rank-RRRRR", in the rank's shard (checkpoint.sharded) or gathered
 // into rank 0's file. At another world size the residuals are what the ranks'

@@ -12,8 +12,8 @@
 //                   optimizer_shard.h);
 //
 // each in fp32, or in bf16 (half the bytes; the sum is rounded to bf16);
-//   quantized       int8, int4 or int2 with error feedback, through the codec
-//                   DDAP's merges use (quantized_gradient_wire.h), allreduce
+//   encoded         bf16, int8, int4 or int2 with error feedback, through the codec
+//                   DDAP's merges use (encoded_gradient_wire.h), allreduce
 //                   only.
 #pragma once
 

@@ -2,7 +2,8 @@
 
 #include <stdexcept>
 
-#include "reduce/quantized_merge_wire.h"
+#include "reduce/encoded_mean_wire.h"
+#include "reduce/value_codec.h"
 
 namespace hpctrain::reduce {
 namespace {
@@ -26,22 +27,21 @@ class Fp32MergeWire final : public MergeWire {
 
 std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& parallel, const MergeRule& rule, int ranks) {
   switch (parallel.merge_wire) {
-    case config::MergeWireKind::kFp32: return std::make_unique<Fp32MergeWire>(rule);
-    case config::MergeWireKind::kInt8:
-    case config::MergeWireKind::kInt4:
-    case config::MergeWireKind::kInt2:
+    case config::WireCodec::kFp32: return std::make_unique<Fp32MergeWire>(rule);
+    case config::WireCodec::kBf16:
+    case config::WireCodec::kInt8:
+    case config::WireCodec::kInt4:
+    case config::WireCodec::kInt2:
       if (rule.kind == config::MergeKind::kTies) {
-        throw std::invalid_argument("a quantized parallel.merge_wire carries a mean; ties needs every rank's signs");
+        throw std::invalid_argument("an encoded parallel.merge_wire carries a mean; ties needs every rank's signs");
       }
-      return make_quantized_wire(parallel.merge_wire, ranks);
+      return make_encoded_wire(parallel.merge_wire, ranks);
   }
   throw std::invalid_argument("parallel.merge_wire: a wire make_merge_wire does not build");
 }
 
-std::unique_ptr<MergeWire> make_quantized_wire(config::MergeWireKind kind, int ranks) {
-  if (kind == config::MergeWireKind::kFp32) throw std::invalid_argument("make_quantized_wire: fp32 is not quantized");
-  const int bits = kind == config::MergeWireKind::kInt8 ? 8 : kind == config::MergeWireKind::kInt4 ? 4 : 2;
-  return std::make_unique<QuantizedMergeWire>(ranks, bits);
+std::unique_ptr<MergeWire> make_encoded_wire(config::WireCodec kind, int ranks) {
+  return std::make_unique<EncodedMeanWire>(ranks, make_value_codec(kind));
 }
 
 }  // namespace hpctrain::reduce

@@ -6,18 +6,12 @@
 //
 //   fp32  the values themselves; M by the merge rule (model_merge.h), every
 //         rule; nothing is left unsent.
-//   int8  each block of 128 values as one fp32 scale and 128 int8 values
-//         (quantized_merge_wire.h): about a quarter of fp32's bytes. What the
-//         rounding leaves out is this rank's residual, added to its next
-//         merge's values (error feedback), so no part of an update is lost,
-//         only delayed (but for the last merge's). The mean rules only
-//         (average, diloco).
-//   int4  the same with values in [-7, 7], two to a byte: 7.5x fewer bytes
-//         than fp32.
-//   int2  values in {-1, 0, 1}, four to a byte: 14x fewer bytes than fp32.
-//         A value rounds to 0 unless it is at least half its block's
-//         largest, so most of each merge waits in the residual: the error
-//         feedback is what carries it.
+//   bf16, int8, int4, int2: the codec's encoding (value_codec.h) of the
+//         mean of the ranks' values (encoded_mean_wire.h): 2x, 3.9x, 7.5x
+//         and 14x fewer bytes than fp32. What the rounding leaves out is
+//         this rank's residual, added to its next merge's values (error
+//         feedback), so no part of an update is lost, only delayed (but for
+//         the last merge's). The mean rules only (average, diloco).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -58,8 +52,10 @@ class MergeWire {
 
 // The wire parallel.merge_wire names, for `rule` over `ranks` ranks.
 std::unique_ptr<MergeWire> make_merge_wire(const config::ParallelConfig& parallel, const MergeRule& rule, int ranks);
-// The int8, int4 or int2 wire over `ranks` ranks: the mean of the ranks' values
-// (DDAP's synchronous steps send their gradients through it, parallel.sync_wire).
-std::unique_ptr<MergeWire> make_quantized_wire(config::MergeWireKind kind, int ranks);
+// The wire of codec `kind` (bf16, int8, int4 or int2) over `ranks` ranks: the
+// mean of the ranks' values (encoded_mean_wire.h). DDAP's merges and
+// synchronous steps (parallel.sync_wire) and DDP's buckets
+// (parallel.gradient_wire) send through it.
+std::unique_ptr<MergeWire> make_encoded_wire(config::WireCodec kind, int ranks);
 
 }  // namespace hpctrain::reduce

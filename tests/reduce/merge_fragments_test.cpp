@@ -69,7 +69,7 @@ class StreamingDdapTest : public ::testing::Test {
   comm::MpiCommunicator merges{MPI_COMM_WORLD, std::chrono::seconds(120)};
 };
 
-config::ParallelConfig streaming(config::MergeKind rule, config::MergeWireKind wire, bool overlapped) {
+config::ParallelConfig streaming(config::MergeKind rule, config::WireCodec wire, bool overlapped) {
   config::ParallelConfig p;
   p.reducer = config::ReducerKind::kDdap;
   p.merge_every = 4;
@@ -88,7 +88,7 @@ config::ParallelConfig streaming(config::MergeKind rule, config::MergeWireKind w
 TEST_F(StreamingDdapTest, AFragmentsMergeIsTheMeanOnItsSliceAndTouchesNothingElse) {
   auto model = tiny_model();
   optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
-  DdapReducer ddap(streaming(config::MergeKind::kAverage, config::MergeWireKind::kFp32, false), *model, optimizer,
+  DdapReducer ddap(streaming(config::MergeKind::kAverage, config::WireCodec::kFp32, false), *model, optimizer,
                    merges, comm);
   const MergeFragments fragments(parameter_sizes(*model), 2, 4);
   const int w = comm.size();
@@ -135,7 +135,7 @@ TEST_F(StreamingDdapTest, AFragmentsMergeIsTheMeanOnItsSliceAndTouchesNothingEls
 // the state a checkpoint keeps (its replica restored, as a checkpoint's
 // load does): bitwise equal.
 TEST_F(StreamingDdapTest, StopAndResumeWithAFragmentInFlightIsBitwise) {
-  const config::ParallelConfig p = streaming(config::MergeKind::kDiloco, config::MergeWireKind::kInt4, true);
+  const config::ParallelConfig p = streaming(config::MergeKind::kDiloco, config::WireCodec::kInt4, true);
   const at::Tensor first = ddap_run(p, merges, comm, 10);
   EXPECT_TRUE(torch::equal(first, ddap_run(p, merges, comm, 10)));
   const at::Tensor resumed = ddap_run(p, merges, comm, 10, 6, [](model::LanguageModel& model, DdapState& state) {

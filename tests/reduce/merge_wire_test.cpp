@@ -1,4 +1,4 @@
-// DDAP's quantized merge wires (reduce/quantized_merge_wire.h), int8, int4
+// DDAP's quantized merge wires (reduce/encoded_mean_wire.h, reduce/value_codec.h), int8, int4
 // and int2, across ranks: the merged update against a reference built from every
 // rank's values by the rule the header states, the residual it leaves, the
 // bytes it sends against fp32's, and DDAP with it deterministic, its error
@@ -11,8 +11,9 @@
 #include "ddap_run.h"
 #include "optim/optimizer.h"
 #include "reduce/ddap_reducer.h"
+#include "reduce/encoded_mean_wire.h"
 #include "reduce/flat_parameters.h"
-#include "reduce/quantized_merge_wire.h"
+#include "reduce/value_codec.h"
 #include "tiny_model.h"
 
 namespace hpctrain::reduce {
@@ -49,7 +50,9 @@ std::uint64_t check_mean(comm::Communicator& comm, int bits) {
   const int w = comm.size();
   constexpr std::int64_t n = 1000;  // not whole blocks, nor whole chunks
   const at::Tensor mine = values_of(comm.rank(), n);
-  const QuantizedMergeWire wire(w, bits);
+  const EncodedMeanWire wire(w, make_value_codec(bits == 8   ? config::WireCodec::kInt8
+                                                 : bits == 4 ? config::WireCodec::kInt4
+                                                             : config::WireCodec::kInt2));
   const MergeWire::Outgoing out = wire.encode(mine);
   comm::MpiCommunicator wire_comm(MPI_COMM_WORLD, std::chrono::seconds(120));
   const at::Tensor merged = wire.merge(out.payload, n, wire_comm);
@@ -100,7 +103,31 @@ TEST_F(MergeWireTest, MeanIsTheRuleAppliedToEveryRanksValues) {
   }
 }
 
-config::ParallelConfig quantized_diloco(config::MergeWireKind wire) {
+// The bf16 codec through the same collective: every rank's values rounded to
+// bf16 (nearest even, as LibTorch casts), summed in rank order in fp32,
+// divided, rounded again; the residual is what this rank's rounding left
+// out; half of fp32's bytes.
+TEST_F(MergeWireTest, Bf16MeanIsTheRoundedMeanOfTheRoundedValues) {
+  const int w = comm.size();
+  constexpr std::int64_t n = 1001;  // not whole chunks
+  const at::Tensor mine = values_of(comm.rank(), n);
+  const EncodedMeanWire wire(w, make_value_codec(config::WireCodec::kBf16));
+  EXPECT_EQ(wire.describe(), "bf16 (error feedback)");
+  const MergeWire::Outgoing out = wire.encode(mine);
+  comm::MpiCommunicator wire_comm(MPI_COMM_WORLD, std::chrono::seconds(120));
+  const at::Tensor merged = wire.merge(out.payload, n, wire_comm);
+  const auto round = [](const at::Tensor& x) { return x.to(torch::kBFloat16).to(torch::kFloat32); };
+  at::Tensor all = torch::empty({w, n});
+  comm.allgather(mine.data_ptr(), all.data_ptr(), n, comm::DType::kFloat32);
+  at::Tensor sum = torch::zeros({n});
+  for (int r = 0; r < w; ++r) sum += round(all[r]);
+  EXPECT_TRUE(torch::equal(merged, round(sum / static_cast<double>(w))));
+  EXPECT_TRUE(torch::equal(out.residual, mine - round(mine)));
+  const auto chunk = static_cast<std::uint64_t>((n + w - 1) / w);
+  EXPECT_EQ(wire_comm.bytes_sent(), 2 * static_cast<std::uint64_t>(w - 1) * chunk * 2);
+}
+
+config::ParallelConfig quantized_diloco(config::WireCodec wire) {
   config::ParallelConfig p;
   p.reducer = config::ReducerKind::kDdap;
   p.merge_every = 3;
@@ -115,7 +142,7 @@ config::ParallelConfig quantized_diloco(config::MergeWireKind wire) {
 // checkpoint dropped them).
 TEST_F(MergeWireTest, QuantizedDdapRepeatsAndItsResidualsAreCheckpointState) {
   comm::MpiCommunicator merges(MPI_COMM_WORLD, std::chrono::seconds(120));
-  for (const auto wire : {config::MergeWireKind::kInt8, config::MergeWireKind::kInt4, config::MergeWireKind::kInt2}) {
+  for (const auto wire : {config::WireCodec::kInt8, config::WireCodec::kInt4, config::WireCodec::kInt2}) {
     SCOPED_TRACE(config::name_of(wire));
     const config::ParallelConfig p = quantized_diloco(wire);
     const at::Tensor first = ddap_run(p, merges, comm, 10);
@@ -141,9 +168,9 @@ TEST_F(MergeWireTest, QuantizedDdapRepeatsAndItsResidualsAreCheckpointState) {
 // residual is gone once the synchronous steps end.
 TEST_F(MergeWireTest, QuantizedSyncStepsKeepOneModelAndTheirResidualsAreCheckpointState) {
   comm::MpiCommunicator merges(MPI_COMM_WORLD, std::chrono::seconds(120));
-  for (const auto wire : {config::MergeWireKind::kInt8, config::MergeWireKind::kInt4, config::MergeWireKind::kInt2}) {
+  for (const auto wire : {config::WireCodec::kInt8, config::WireCodec::kInt4, config::WireCodec::kInt2}) {
     SCOPED_TRACE(config::name_of(wire));
-    config::ParallelConfig p = quantized_diloco(config::MergeWireKind::kFp32);
+    config::ParallelConfig p = quantized_diloco(config::WireCodec::kFp32);
     p.sync_steps = 8;
     p.sync_wire = wire;
     const at::Tensor first = ddap_run(p, merges, comm, 10);

@@ -106,14 +106,14 @@ TEST_F(ConfigTest, TieEmbeddingsIsLlamasChoiceAndTheOtherKindsFixed) {
 // A quantized merge wire carries a mean: DDAP's average or diloco, never DDP or ties.
 TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
   const auto e = load_experiment(write("[parallel]\nreducer = \"ddap\"\nmerge = \"diloco\"\nmerge_wire = \"int8\"\n"));
-  EXPECT_EQ(e.parallel.merge_wire, MergeWireKind::kInt8);
-  EXPECT_EQ(load_experiment(write("")).parallel.merge_wire, MergeWireKind::kFp32);
+  EXPECT_EQ(e.parallel.merge_wire, WireCodec::kInt8);
+  EXPECT_EQ(load_experiment(write("")).parallel.merge_wire, WireCodec::kFp32);
   EXPECT_EQ(
       load_experiment(write("[parallel]\nreducer = \"ddap\"\n"), {"parallel.merge_wire=int4"}).parallel.merge_wire,
-      MergeWireKind::kInt4);
+      WireCodec::kInt4);
   EXPECT_EQ(
       load_experiment(write("[parallel]\nreducer = \"ddap\"\n"), {"parallel.merge_wire=int2"}).parallel.merge_wire,
-      MergeWireKind::kInt2);
+      WireCodec::kInt2);
   EXPECT_NE(error_of("[parallel]\nmerge_wire = \"int8\"\n").find("parallel.merge_wire is how DDAP's merges travel"),
             std::string::npos);
   const std::string ties = error_of("[parallel]\nreducer = \"ddap\"\nmerge = \"ties\"\n", {"parallel.merge_wire=int8"});
@@ -124,11 +124,11 @@ TEST_F(ConfigTest, AQuantizedMergeWireNeedsAMeanRuleOfDdap) {
 // The synchronous steps' wire: DDAP's, with synchronous steps to carry.
 TEST_F(ConfigTest, ASyncWireNeedsDdapsSynchronousSteps) {
   const auto e = load_experiment(write("[parallel]\nreducer = \"ddap\"\nsync_steps = 30\nsync_wire = \"int4\"\n"));
-  EXPECT_EQ(e.parallel.sync_wire, MergeWireKind::kInt4);
+  EXPECT_EQ(e.parallel.sync_wire, WireCodec::kInt4);
   EXPECT_EQ(load_experiment(write("[parallel]\nreducer = \"ddap\"\nsync_steps = 30\n"), {"parallel.sync_wire=int2"})
                 .parallel.sync_wire,
-            MergeWireKind::kInt2);
-  EXPECT_EQ(load_experiment(write("")).parallel.sync_wire, MergeWireKind::kFp32);
+            WireCodec::kInt2);
+  EXPECT_EQ(load_experiment(write("")).parallel.sync_wire, WireCodec::kFp32);
   const std::string none = error_of("[parallel]\nreducer = \"ddap\"\nsync_wire = \"int8\"\n");
   EXPECT_NE(none.find("parallel.sync_wire is how DDAP's synchronous steps' gradients travel"), std::string::npos)
       << none;
@@ -140,8 +140,8 @@ TEST_F(ConfigTest, ASyncWireNeedsDdapsSynchronousSteps) {
 // DDP's gradient wire: the codecs of DDAP's wires, for DDP's allreduce only.
 TEST_F(ConfigTest, AGradientWireIsDdpsAllreduce) {
   EXPECT_EQ(load_experiment(write("[parallel]\ngradient_wire = \"int4\"\n")).parallel.gradient_wire,
-            MergeWireKind::kInt4);
-  EXPECT_EQ(load_experiment(write("")).parallel.gradient_wire, MergeWireKind::kFp32);
+            WireCodec::kInt4);
+  EXPECT_EQ(load_experiment(write("")).parallel.gradient_wire, WireCodec::kFp32);
   for (const char* other : {"reducer = \"ddap\"", "zero = 1", "bf16_compression = true"}) {
     const std::string error = error_of(fmt::format("[parallel]\n{}\ngradient_wire = \"int8\"\n", other));
     EXPECT_NE(error.find("parallel.gradient_wire = \"int8\" is how DDP's gradient buckets travel"), std::string::npos)

@@ -1,8 +1,8 @@
-// DDP's gradient buckets through a quantized codec (parallel.gradient_wire =
-// "int8", "int4" or "int2"), the one DDAP's merges and synchronous steps use
-// (quantized_merge_wire.h: blocks of 128 values, one fp32 scale each, an
-// alltoall of the quantized chunks, their mean quantized again, an
-// allgather), as PyTorch DDP's communication hooks compress a bucket apart
+// DDP's gradient buckets through a codec (parallel.gradient_wire = "bf16",
+// "int8", "int4" or "int2": value_codec.h) and the collective DDAP's merges
+// and synchronous steps use (encoded_mean_wire.h: an alltoall of the encoded
+// chunks, their mean encoded again, an allgather), as PyTorch DDP's
+// communication hooks compress a bucket apart
 // from the bucket engine (ddp_reducer.h). Error feedback, bucket by bucket:
 // what a step's rounding leaves out of this rank's gradients (its residual)
 // is added to the same bucket's gradients of the next step, so no part of a
@@ -20,9 +20,9 @@
 
 namespace hpctrain::reduce {
 
-class QuantizedGradientWire final : public GradientWire {
+class EncodedGradientWire final : public GradientWire {
  public:
-  QuantizedGradientWire(comm::Communicator& comm, config::MergeWireKind kind);
+  EncodedGradientWire(comm::Communicator& comm, config::WireCodec kind);
 
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::int64_t padded_numel(std::int64_t numel) const override { return numel; }

@@ -1,4 +1,4 @@
-#include "reduce/quantized_gradient_wire.h"
+#include "reduce/encoded_gradient_wire.h"
 
 #include <fmt/format.h>
 #include <torch/types.h>
@@ -8,16 +8,16 @@
 
 namespace hpctrain::reduce {
 
-QuantizedGradientWire::QuantizedGradientWire(comm::Communicator& comm, config::MergeWireKind kind)
-    : comm_(comm), codec_(make_quantized_wire(kind, comm.size())) {}
+EncodedGradientWire::EncodedGradientWire(comm::Communicator& comm, config::WireCodec kind)
+    : comm_(comm), codec_(make_encoded_wire(kind, comm.size())) {}
 
-std::string QuantizedGradientWire::describe() const {
+std::string EncodedGradientWire::describe() const {
   return fmt::format("{} allreduce (alltoall and allgather)", codec_->describe());
 }
 
-void QuantizedGradientWire::add_bucket(const at::Tensor& flat) { buckets_.push_back({flat, at::Tensor()}); }
+void EncodedGradientWire::add_bucket(const at::Tensor& flat) { buckets_.push_back({flat, at::Tensor()}); }
 
-void QuantizedGradientWire::reduce(std::size_t b) {
+void EncodedGradientWire::reduce(std::size_t b) {
   // Either of DDP's threads may get here; nothing here is a gradient of anything.
   const torch::NoGradGuard no_grad;
   Bucket& bucket = buckets_[b];
@@ -28,7 +28,7 @@ void QuantizedGradientWire::reduce(std::size_t b) {
   bucket.flat.copy_(mean.mul(static_cast<double>(comm_.size())));
 }
 
-at::Tensor QuantizedGradientWire::residual() const {
+at::Tensor EncodedGradientWire::residual() const {
   std::vector<at::Tensor> parts;
   bool any = false;
   for (const Bucket& bucket : buckets_) {
@@ -38,7 +38,7 @@ at::Tensor QuantizedGradientWire::residual() const {
   return any ? torch::cat(parts) : at::Tensor();
 }
 
-void QuantizedGradientWire::set_residual(const at::Tensor& residual) {
+void EncodedGradientWire::set_residual(const at::Tensor& residual) {
   std::int64_t offset = 0;
   for (Bucket& bucket : buckets_) {
     if (!residual.defined()) {

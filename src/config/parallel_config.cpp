@@ -72,8 +72,7 @@ ParallelConfig ParallelConfig::read(SectionReader section) {
     throw ConfigError(fmt::format("{}: parallel.zero = 1 shards DDP's optimizer; it needs parallel.reducer = \"ddp\"",
                                   section.origins({{"parallel", "zero"}, {"parallel", "reducer"}})));
   }
-  if (p.gradient_wire != WireCodec::kFp32 &&
-      (p.reducer != ReducerKind::kDdp || p.zero == 1 || p.bf16_compression)) {
+  if (p.gradient_wire != WireCodec::kFp32 && (p.reducer != ReducerKind::kDdp || p.zero == 1 || p.bf16_compression)) {
     throw ConfigError(fmt::format(
         "{}: parallel.gradient_wire = \"{}\" is how DDP's gradient buckets travel (allreduce): it needs "
         "parallel.reducer = \"ddp\", parallel.zero = 0 and no parallel.bf16_compression (DDAP's synchronous steps "

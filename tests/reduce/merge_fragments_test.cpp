@@ -88,8 +88,8 @@ config::ParallelConfig streaming(config::MergeKind rule, config::WireCodec wire,
 TEST_F(StreamingDdapTest, AFragmentsMergeIsTheMeanOnItsSliceAndTouchesNothingElse) {
   auto model = tiny_model();
   optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(1e-2));
-  DdapReducer ddap(streaming(config::MergeKind::kAverage, config::WireCodec::kFp32, false), *model, optimizer,
-                   merges, comm);
+  DdapReducer ddap(streaming(config::MergeKind::kAverage, config::WireCodec::kFp32, false), *model, optimizer, merges,
+                   comm);
   const MergeFragments fragments(parameter_sizes(*model), 2, 4);
   const int w = comm.size();
   for (int s = 0; s < 8; ++s) {

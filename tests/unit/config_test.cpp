@@ -139,8 +139,7 @@ TEST_F(ConfigTest, ASyncWireNeedsDdapsSynchronousSteps) {
 
 // DDP's gradient wire: the codecs of DDAP's wires, for DDP's allreduce only.
 TEST_F(ConfigTest, AGradientWireIsDdpsAllreduce) {
-  EXPECT_EQ(load_experiment(write("[parallel]\ngradient_wire = \"int4\"\n")).parallel.gradient_wire,
-            WireCodec::kInt4);
+  EXPECT_EQ(load_experiment(write("[parallel]\ngradient_wire = \"int4\"\n")).parallel.gradient_wire, WireCodec::kInt4);
   EXPECT_EQ(load_experiment(write("")).parallel.gradient_wire, WireCodec::kFp32);
   for (const char* other : {"reducer = \"ddap\"", "zero = 1", "bf16_compression = true"}) {
     const std::string error = error_of(fmt::format("[parallel]\n{}\ngradient_wire = \"int8\"\n", other));

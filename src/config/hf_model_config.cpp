@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config_error.h"
@@ -257,6 +258,26 @@ std::vector<const char*> init_from_keys(const std::optional<std::string>& kind) 
   return keys;
 }
 
+// [model] KEY from `source` (what errors call it): inserted where the
+// experiment leaves it out, else it must be the same value.
+void fill_model_key(toml::table& model, std::string_view key, const toml::node& value, const std::string& source,
+                    std::string_view advice) {
+  if (const toml::node* set = model.get(key)) {
+    if (!same(*set, value)) {
+      throw ConfigError(fmt::format("{}: model.{} = {}, and {} says {}{}", location(set->source()), key,
+                                    toml_text(*set), source, toml_text(value), advice));
+    }
+  } else {
+    model.insert(key, value);
+  }
+}
+
+// data.tokenizer = `path`, [data] made where the experiment has none.
+void set_data_tokenizer(toml::table& root, const std::string& path) {
+  if (root["data"].as_table() == nullptr) root.insert("data", toml::table{});
+  root["data"].as_table()->insert("tokenizer", path);
+}
+
 // A run whose model.init_from directory is gone (a requeued job whose base
 // model was on node-local scratch) continues from its own checkpoint, which
 // never reads the directory: [model] and data.tokenizer come from the config
@@ -278,25 +299,12 @@ bool fill_from_stored_config(toml::table& model, toml::table& root, const std::s
       throw ConfigError(fmt::format("{}: [model] has no {}, which model.init_from = {} gave when the run started",
                                     stored_file.string(), key, from));
     }
-    if (const toml::node* set = model.get(key)) {
-      if (!same(*set, *value)) {
-        throw ConfigError(fmt::format("{}: model.{} = {}, and this run's {} (from model.init_from, now gone) says {}",
-                                      location(set->source()), key, toml_text(*set), stored_file.string(),
-                                      toml_text(*value)));
-      }
-    } else {
-      model.insert(key, *value);
-    }
+    fill_model_key(model, key, *value,
+                   fmt::format("this run's {} (from model.init_from, now gone)", stored_file.string()), "");
   }
-  toml::table* data = root["data"].as_table();
+  const toml::table* data = root["data"].as_table();
   if (data == nullptr || !data->contains("tokenizer")) {
-    const auto tokenizer = stored["data"]["tokenizer"].value<std::string>();
-    if (!tokenizer) return true;
-    if (data == nullptr) {
-      root.insert("data", toml::table{});
-      data = root["data"].as_table();
-    }
-    data->insert("tokenizer", *tokenizer);
+    if (const auto tokenizer = stored["data"]["tokenizer"].value<std::string>()) set_data_tokenizer(root, *tokenizer);
   }
   return true;
 }
@@ -313,7 +321,7 @@ void apply_init_from(toml::table& root, const std::filesystem::path& run_dir) {
   // Which keys the directory would give, without reading it: all of them
   // for the kind it turns out to be are then already set.
   const auto kind = (*model)["kind"].value<std::string>();
-  toml::table* data = root["data"].as_table();
+  const toml::table* data = root["data"].as_table();
   const bool tokenizer_set = data != nullptr && data->contains("tokenizer");
   bool complete = tokenizer_set && kind.has_value();
   for (const char* key : init_from_keys(kind)) complete = complete && model->contains(key);
@@ -324,14 +332,7 @@ void apply_init_from(toml::table& root, const std::filesystem::path& run_dir) {
 
   const HfModelConfig hf = read_hf_model_config(dir);
   for (const auto& [key, value] : hf.model_keys()) {
-    if (const toml::node* set = model->get(key)) {
-      if (!same(*set, value)) {
-        throw ConfigError(fmt::format("{}: model.{} = {}, and model.init_from's {} says {}: leave it out or agree",
-                                      location(set->source()), key.str(), toml_text(*set), hf.file, toml_text(value)));
-      }
-    } else {
-      model->insert(key, value);
-    }
+    fill_model_key(*model, key.str(), value, "model.init_from's " + hf.file, ": leave it out or agree");
   }
   if (!tokenizer_set) {
     const std::filesystem::path tokenizer = dir / "tokenizer.model";
@@ -343,11 +344,7 @@ void apply_init_from(toml::table& root, const std::filesystem::path& run_dir) {
           "model these weights were trained with",
           dir.string()));
     }
-    if (data == nullptr) {
-      root.insert("data", toml::table{});
-      data = root["data"].as_table();
-    }
-    data->insert("tokenizer", tokenizer.string());
+    set_data_tokenizer(root, tokenizer.string());
   }
 }
 
